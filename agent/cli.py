@@ -1,0 +1,60 @@
+"""The ``pokerbot`` command line: one entry point, one subcommand per pipeline stage.
+
+Each subcommand lives in ``agent/commands/<name>.py`` and provides ``register(subparsers)``,
+which adds its parser and sets ``func`` to a function ``(args) -> int`` (the exit status).
+Errors a user can cause are reported as one line on stderr with a non-zero status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Subcommands in the order ``--help`` lists them; a module that is not present is skipped.
+_COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game", "replay")
+
+
+class UserError(Exception):
+    """A problem with the user's input: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="pokerbot",
+        description="Heads-up poker bot: ACPC rules, card abstraction, CFR training, ACPC play.",
+        epilog="Run 'pokerbot COMMAND --help' for a command's options and examples.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"agent.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"agent.commands.{name}":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("pokerbot: interrupted", file=sys.stderr)
+        return 130
+    except (UserError, ValueError, OSError) as exc:
+        # Rule and input errors (GameError, IllegalActionError, ...) are ValueErrors whose
+        # message already names the file, line or rule.
+        print(f"pokerbot {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

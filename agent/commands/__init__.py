@@ -1,0 +1,1 @@
+"""Subcommands of the ``pokerbot`` command line (see :mod:`agent.cli`)."""
