@@ -1,0 +1,427 @@
+"""Numba kernels shared by vector-form CFR and best response.
+
+Everything here walks the flat public betting tree (``solver.tree``) once per public
+state, carrying one reach vector per player over all private hands, as in vector-form
+("public chance sampling" without the sampling) CFR: Johanson, Bard, Lanctot, Gibson and
+Bowling 2012, "Efficient Nash equilibrium approximation through Monte Carlo
+counterfactual regret minimization", Section 3, and the public-tree best response of
+Johanson, Waugh, Bowling and Zinkevich 2011, "Accelerating best response calculation in
+large extensive games", Section 4. Showdowns cost O(n) in the number of hands by
+sweeping hands sorted by strength, with card-removal corrections done by
+inclusion-exclusion over per-card reach sums (same paper, Section 4.2).
+
+Counterfactual values carry the chance probability of the deal so far (``weight[s]`` =
+1 / number of deals of both hands and the board through street s, the same for every
+such deal), applied once at the leaves, so regrets here equal the textbook
+counterfactual regrets of Zinkevich et al. 2007, Eq. 7.
+
+The kernels take two bundles of flat arrays (:class:`KTree`, :class:`KChance`) and
+scalars only, so they cache across processes; variants are chosen by integer flags.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+# Node kinds of the public tree.
+DECISION = 0
+CHANCE = 1
+FOLD = 2
+SHOWDOWN = 3
+
+# Walk modes.
+MODE_CFR = 0  # traverser's regrets and average sums are updated
+MODE_BR = 1  # traverser best-responds (max over actions per hand)
+MODE_EV = 2  # traverser plays ``strat`` too: value of the profile
+
+# Average-strategy weighting.
+AVG_UNIFORM = 0
+AVG_LINEAR = 1
+
+
+class KTree(NamedTuple):
+    """The public betting tree as the kernels see it (see ``solver.tree.Tree``)."""
+
+    kind: np.ndarray  # int8[n]
+    player: np.ndarray  # int8[n]: actor at decisions, folder at folds, -1 otherwise
+    street: np.ndarray  # int8[n]
+    child: np.ndarray  # int32[n]: first child
+    n_child: np.ndarray  # int32[n]
+    spent: np.ndarray  # int32[n, 2]
+    offset: np.ndarray  # int64[n]: table offset of a decision node, -1 otherwise
+
+
+class KChance(NamedTuple):
+    """Private hands, board states and the per-street bucket map (see ``solver.chance``)."""
+
+    hand_cards: np.ndarray  # int32[H, k]: deck indices of each hand's cards
+    bs_child: np.ndarray  # int32[B]: first board state of the next street
+    bs_n_child: np.ndarray  # int32[B]
+    root_states: np.ndarray  # int32[r]: board states of the first street
+    bucket: np.ndarray  # int32[B, H]: bucket of hand on board state, -1 if the cards clash
+    n_buckets: np.ndarray  # int64[streets]
+    sd_first: int  # index of the first board state of the last street
+    sd_order: np.ndarray  # int32[Bf, H]: valid hands, weakest first
+    sd_key: np.ndarray  # int64[Bf, H]: their strengths
+    sd_len: np.ndarray  # int32[Bf]
+    n_cards: int
+    weight: np.ndarray  # float64[streets]: chance probability of one deal through street s
+
+
+@njit(cache=True)
+def regret_match(t: KTree, c: KChance, src: np.ndarray, dst: np.ndarray, player: int) -> None:
+    """``dst`` = regret matching of ``src`` at every infoset of ``player`` (-1: both).
+
+    Positive parts normalised; uniform where none is positive (Zinkevich et al. 2007,
+    Eq. 8). Applied to average-strategy sums it normalises them.
+    """
+    for node in range(t.kind.shape[0]):
+        if t.kind[node] != DECISION or (player >= 0 and t.player[node] != player):
+            continue
+        n_act = t.n_child[node]
+        base = t.offset[node]
+        for b in range(c.n_buckets[t.street[node]]):
+            o = base + b * n_act
+            total = 0.0
+            for a in range(n_act):
+                if src[o + a] > 0.0:
+                    total += src[o + a]
+            if total > 0.0:
+                for a in range(n_act):
+                    dst[o + a] = src[o + a] / total if src[o + a] > 0.0 else 0.0
+            else:
+                for a in range(n_act):
+                    dst[o + a] = 1.0 / n_act
+
+
+@njit(cache=True)
+def _fold_value(
+    c: KChance, reach_o: np.ndarray, out: np.ndarray, bs: int, pay: float, cs: np.ndarray
+) -> None:
+    """out[h] = pay * (opponent reach over hands sharing no card with h)."""
+    n_h = reach_o.shape[0]
+    k = c.hand_cards.shape[1]
+    cs[:] = 0.0
+    total = 0.0
+    for h in range(n_h):
+        r = reach_o[h]
+        if r != 0.0:
+            total += r
+            for j in range(k):
+                cs[c.hand_cards[h, j]] += r
+    for h in range(n_h):
+        if c.bucket[bs, h] < 0:
+            out[h] = 0.0
+            continue
+        v = total
+        for j in range(k):
+            v -= cs[c.hand_cards[h, j]]
+        if k == 2:  # h itself was subtracted twice (inclusion-exclusion)
+            v += reach_o[h]
+        out[h] = pay * v
+
+
+@njit(cache=True)
+def _showdown_value(
+    c: KChance, reach_o: np.ndarray, out: np.ndarray, bs: int, stake: float, cs: np.ndarray
+) -> None:
+    """out[h] = stake * (reach of weaker disjoint hands - reach of stronger disjoint hands).
+
+    Two sweeps over hands sorted by strength; ties are handled group by group, so a
+    hand never counts hands of equal strength. Hands sharing a card with h are removed
+    through per-card sums (h itself is never strictly weaker or stronger, so no
+    pair correction is needed).
+    """
+    loc = bs - c.sd_first
+    n = c.sd_len[loc]
+    order = c.sd_order[loc]
+    key = c.sd_key[loc]
+    k = c.hand_cards.shape[1]
+    for h in range(out.shape[0]):
+        out[h] = 0.0
+    # Ascending: wins against strictly weaker hands.
+    cs[:] = 0.0
+    acc = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j < n and key[j] == key[i]:
+            j += 1
+        for m in range(i, j):
+            h = order[m]
+            v = acc
+            for q in range(k):
+                v -= cs[c.hand_cards[h, q]]
+            out[h] = v
+        for m in range(i, j):
+            h = order[m]
+            r = reach_o[h]
+            acc += r
+            for q in range(k):
+                cs[c.hand_cards[h, q]] += r
+        i = j
+    # Descending: losses against strictly stronger hands.
+    cs[:] = 0.0
+    acc = 0.0
+    i = n - 1
+    while i >= 0:
+        j = i
+        while j >= 0 and key[j] == key[i]:
+            j -= 1
+        for m in range(i, j, -1):
+            h = order[m]
+            v = acc
+            for q in range(k):
+                v -= cs[c.hand_cards[h, q]]
+            out[h] = stake * (out[h] - v)
+        for m in range(i, j, -1):
+            h = order[m]
+            r = reach_o[h]
+            acc += r
+            for q in range(k):
+                cs[c.hand_cards[h, q]] += r
+        i = j
+
+
+@njit(cache=True)
+def walk(
+    t: KTree,
+    c: KChance,
+    bs0: int,
+    trav: int,
+    mode: int,
+    strat: np.ndarray,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    avg_w: float,
+    vals: np.ndarray,
+    rbuf: np.ndarray,
+    cs: np.ndarray,
+    frames: np.ndarray,
+) -> None:
+    """Walk the public tree from the root on first-street board state ``bs0``.
+
+    Leaves the traverser's counterfactual value per hand in ``rbuf[0, 2]``. Frame d of
+    the explicit stack (``frames[d]`` = node, board state, next child) owns
+    ``rbuf[d, 0]`` / ``rbuf[d, 1]`` (traverser's / opponent's reach of their own actions,
+    chance excluded), ``rbuf[d, 2]`` (its value) and ``vals[d, a]`` (child a's value).
+    ``strat`` is the strategy both players follow: the current strategy for CFR, the
+    evaluated profile for BR/EV. No recursion (numba cannot cache recursive kernels)
+    and no allocation.
+    """
+    n_h = rbuf.shape[2]
+    for h in range(n_h):
+        live = 1.0 if c.bucket[bs0, h] >= 0 else 0.0
+        rbuf[0, 0, h] = live
+        rbuf[0, 1, h] = live
+    frames[0, 0] = 0
+    frames[0, 1] = bs0
+    frames[0, 2] = -1
+    d = 0
+    while True:
+        node = frames[d, 0]
+        bs = frames[d, 1]
+        kind = t.kind[node]
+        reach_t = rbuf[d, 0]
+        reach_o = rbuf[d, 1]
+        out = rbuf[d, 2]
+        done = False
+        if kind == FOLD:
+            folder = t.player[node]
+            if folder == trav:
+                pay = -float(t.spent[node, trav])
+            else:
+                pay = float(t.spent[node, folder])
+            _fold_value(c, reach_o, out, bs, pay * c.weight[t.street[node]], cs)
+            done = True
+        elif kind == SHOWDOWN:
+            stake = float(min(t.spent[node, 0], t.spent[node, 1]))
+            _showdown_value(c, reach_o, out, bs, stake * c.weight[t.street[node]], cs)
+            done = True
+        elif kind == CHANCE:
+            pos = frames[d, 2]
+            if pos < 0:
+                for h in range(n_h):
+                    out[h] = 0.0
+            else:
+                child_out = rbuf[d + 1, 2]
+                for h in range(n_h):
+                    out[h] += child_out[h]
+            first = c.bs_child[bs]
+            end = first + c.bs_n_child[bs]
+            # Next board state that leaves some hand alive.
+            nbs = first + pos + 1
+            while nbs < end:
+                live = False
+                for h in range(n_h):
+                    if c.bucket[nbs, h] >= 0:
+                        live = True
+                        break
+                if live:
+                    break
+                nbs += 1
+            if nbs >= end:
+                done = True
+            else:
+                frames[d, 2] = nbs - first
+                nt = rbuf[d + 1, 0]
+                no = rbuf[d + 1, 1]
+                for h in range(n_h):
+                    if c.bucket[nbs, h] >= 0:
+                        nt[h] = reach_t[h]
+                        no[h] = reach_o[h]
+                    else:
+                        nt[h] = 0.0
+                        no[h] = 0.0
+                frames[d + 1, 0] = t.child[node]
+                frames[d + 1, 1] = nbs
+                frames[d + 1, 2] = -1
+                d += 1
+                continue
+        else:
+            actor = t.player[node]
+            n_act = t.n_child[node]
+            off = t.offset[node]
+            bk = c.bucket[bs]
+            pos = frames[d, 2]
+            if pos >= 0:
+                child_out = rbuf[d + 1, 2]
+                v = vals[d, pos]
+                for h in range(n_h):
+                    v[h] = child_out[h]
+            pos += 1
+            if pos < n_act:
+                frames[d, 2] = pos
+                nt = rbuf[d + 1, 0]
+                no = rbuf[d + 1, 1]
+                if actor != trav:
+                    for h in range(n_h):
+                        b = bk[h]
+                        nt[h] = reach_t[h]
+                        no[h] = reach_o[h] * strat[off + b * n_act + pos] if b >= 0 else 0.0
+                elif mode == MODE_CFR:
+                    for h in range(n_h):
+                        b = bk[h]
+                        nt[h] = reach_t[h] * strat[off + b * n_act + pos] if b >= 0 else 0.0
+                        no[h] = reach_o[h]
+                else:
+                    for h in range(n_h):
+                        nt[h] = reach_t[h]
+                        no[h] = reach_o[h]
+                frames[d + 1, 0] = t.child[node] + pos
+                frames[d + 1, 1] = bs
+                frames[d + 1, 2] = -1
+                d += 1
+                continue
+            done = True
+            if actor != trav:
+                for h in range(n_h):
+                    acc = 0.0
+                    for a in range(n_act):
+                        acc += vals[d, a, h]
+                    out[h] = acc
+            elif mode == MODE_BR:
+                for h in range(n_h):
+                    best = vals[d, 0, h]
+                    for a in range(1, n_act):
+                        best = max(best, vals[d, a, h])
+                    out[h] = best
+            else:
+                for h in range(n_h):
+                    b = bk[h]
+                    if b < 0:
+                        out[h] = 0.0
+                        continue
+                    o = off + b * n_act
+                    v0 = 0.0
+                    for a in range(n_act):
+                        v0 += strat[o + a] * vals[d, a, h]
+                    out[h] = v0
+                    if mode == MODE_CFR:
+                        # Eq. 7 of Zinkevich et al. 2007: r(I, a) += v(I, a) - v(I), summed
+                        # over the hands that share bucket b; average sums by own reach.
+                        for a in range(n_act):
+                            regrets[o + a] += vals[d, a, h] - v0
+                        if avg_w != 0.0:
+                            w = avg_w * reach_t[h]
+                            for a in range(n_act):
+                                avg[o + a] += w * strat[o + a]
+        if done:
+            if d == 0:
+                return
+            d -= 1
+
+
+@njit(cache=True)
+def root_value(
+    t: KTree,
+    c: KChance,
+    trav: int,
+    mode: int,
+    strat: np.ndarray,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    avg_w: float,
+    vals: np.ndarray,
+    rbuf: np.ndarray,
+    cs: np.ndarray,
+    frames: np.ndarray,
+) -> float:
+    """Walk from the root for every first-street board state; return the traverser's
+    expected value (the sum of its counterfactual values, which already carry chance)."""
+    total = 0.0
+    for i in range(c.root_states.shape[0]):
+        walk(t, c, c.root_states[i], trav, mode, strat, regrets, avg, avg_w, vals, rbuf, cs, frames)
+        for h in range(rbuf.shape[2]):
+            total += rbuf[0, 2, h]
+    return total
+
+
+@njit(cache=True)
+def cfr_iterations(
+    t: KTree,
+    c: KChance,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    strat: np.ndarray,
+    vals: np.ndarray,
+    rbuf: np.ndarray,
+    cs: np.ndarray,
+    frames: np.ndarray,
+    done: int,
+    iterations: int,
+    plus: int,
+    averaging: int,
+    delay: int,
+) -> None:
+    """Run ``iterations`` CFR iterations after ``done`` ones, with alternating updates.
+
+    Per iteration t (1-based) and player i = 0 then 1: current strategy by regret
+    matching of the latest regrets (so player 1 meets player 0's updated strategy),
+    walk the tree updating i's regrets and average sums, then for CFR+ floor i's
+    cumulative regrets at 0 (Tammelin 2014, regret-matching+). The average weight of
+    iteration t is 0 for t <= delay, else 1 (uniform) or t - delay (linear).
+    """
+    n = t.kind.shape[0]
+    for it in range(iterations):
+        step = done + it + 1
+        if step <= delay:
+            w = 0.0
+        elif averaging == AVG_LINEAR:
+            w = float(step - delay)
+        else:
+            w = 1.0
+        for trav in range(2):
+            regret_match(t, c, regrets, strat, -1)
+            root_value(t, c, trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames)
+            if plus:
+                for node in range(n):
+                    if t.kind[node] != DECISION or t.player[node] != trav:
+                        continue
+                    o = t.offset[node]
+                    size = c.n_buckets[t.street[node]] * t.n_child[node]
+                    for e in range(o, o + size):
+                        regrets[e] = max(regrets[e], 0.0)

@@ -1,0 +1,235 @@
+"""The chance layer of vector-form traversal: private hands, board states, bucket maps.
+
+A *private hand* is a set of ``num_hole_cards`` cards of the (reduced) deck; hands are
+numbered in lexicographic order of their deck indices (deck index ``i`` is
+``poker.cards.deck_cards(...)[i]``). A *board state* is the public board on one street
+(the board cards dealt so far, street by street); the board states of street ``s + 1``
+that follow one of street ``s`` are numbered contiguously, so a chance node walks a range.
+
+Every deal of both players' hands and the board through street ``s`` has the same
+probability, ``weight[s] = 1 / num_deals(game, s)``, which is what lets the kernels
+enumerate hands and boards without weights and multiply once at the leaves.
+
+An information set is (decision node, bucket) where the bucket of a hand on a board state
+comes from a per-street *bucket map*. The default map is lossless: every (board state,
+hand) pair of a street gets its own bucket. A card abstraction plugs in by supplying
+``bucket_fn(street, hole_cards, board_cards) -> bucket`` and the bucket count per street
+(cards in ACPC encoding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from poker.cards import deck_cards
+from poker.game import Game, load_game
+
+from ._kernels import KChance
+
+BucketFn = Callable[[int, tuple[int, ...], tuple[int, ...]], int]
+StrengthFn = Callable[[Sequence[int]], int]
+
+__all__ = ["BucketFn", "Chance", "build_chance"]
+
+
+@dataclass(frozen=True)
+class Chance:
+    """Hands, board states and bucket map of one game (see the module docstring).
+
+    ``hands``: int32[H, k] deck indices; ``deck``: ACPC card of each deck index;
+    ``board_street``/``board_cards``: per board state its street and its cards (deck
+    indices, -1 padded); ``kernel``: the same as a :class:`KChance` bundle.
+    """
+
+    game: Game
+    deck: tuple[int, ...]
+    hands: np.ndarray
+    board_street: np.ndarray
+    board_cards: np.ndarray
+    n_buckets: tuple[int, ...]
+    lossless: bool
+    kernel: KChance
+
+    @property
+    def n_hands(self) -> int:
+        """Number of private hands of one player."""
+        return int(self.hands.shape[0])
+
+    @property
+    def n_board_states(self) -> int:
+        """Board states over all streets."""
+        return int(self.board_street.shape[0])
+
+    def hand_text(self, h: int) -> str:
+        """ACPC text of hand ``h`` (e.g. ``Ks``)."""
+        from poker.cards import format_cards
+
+        return format_cards(self.deck[i] for i in self.hands[h])
+
+
+def num_deals(game: Game, street: int | None = None) -> int:
+    """Number of deals of both players' hands and the board through ``street`` (default: the last)."""
+    last = game.num_rounds - 1 if street is None else street
+    d = game.deck_size
+    k = game.num_hole_cards
+    total = comb(d, k) * comb(d - k, k)
+    left = d - 2 * k
+    for nb in game.num_board_cards[: last + 1]:
+        total *= comb(left, nb)
+        left -= nb
+    return total
+
+
+def lossless_bucket_counts(game: Game) -> tuple[int, ...]:
+    """Buckets per street of the lossless map, by counting (no enumeration, no evaluator):
+    board states of the street times the hands that miss the board.
+
+    >>> lossless_bucket_counts(load_game("leduc.limit.2p"))
+    (6, 30)
+    """
+    d, k = game.deck_size, game.num_hole_cards
+    out = []
+    boards, seen = 1, 0
+    for nb in game.num_board_cards:
+        boards *= comb(d - seen, nb)
+        seen += nb
+        out.append(boards * comb(d - seen, k))
+    return tuple(out)
+
+
+def _default_strength() -> StrengthFn:
+    from poker.evaluator import evaluate  # imported late: only showdowns need it
+
+    return evaluate
+
+
+def build_chance(
+    game: Game,
+    *,
+    bucket_fn: BucketFn | None = None,
+    bucket_counts: Sequence[int] | None = None,
+    strength: StrengthFn | None = None,
+) -> Chance:
+    """Enumerate hands and board states of ``game`` and bucket every (board state, hand).
+
+    ``bucket_fn``/``bucket_counts``: a card abstraction (both or neither); without them
+    the map is lossless. ``strength``: hand evaluator over ACPC cards (default
+    :func:`poker.evaluator.evaluate`), called once per (final board, hand).
+    Only two-player games with one or two hole cards are supported.
+    """
+    if game.num_players != 2:
+        raise ValueError(f"vector-form solving needs 2 players, game has {game.num_players}")
+    if game.num_hole_cards > 2:
+        raise ValueError(
+            f"card removal is implemented for 1 or 2 hole cards, not {game.num_hole_cards}"
+        )
+    if (bucket_fn is None) != (bucket_counts is None):
+        raise ValueError("give both bucket_fn and bucket_counts, or neither (lossless)")
+    deck = tuple(deck_cards(game.num_ranks, game.num_suits))
+    n_cards = len(deck)
+    k = game.num_hole_cards
+    hands = np.array(list(combinations(range(n_cards), k)), dtype=np.int32).reshape(-1, k)
+    n_h = hands.shape[0]
+    hand_masks = [sum(1 << int(x) for x in row) for row in hands]
+
+    # Board states street by street; children of a state are contiguous.
+    streets = game.num_rounds
+    states: list[tuple[int, ...]] = []
+    st_street: list[int] = []
+    child = []
+    n_child = []
+    level = [tuple(b) for b in combinations(range(n_cards), game.num_board_cards[0])]
+    root_states = list(range(len(level)))
+    states.extend(level)
+    st_street.extend([0] * len(level))
+    for s in range(1, streets):
+        nxt: list[tuple[int, ...]] = []
+        for b in level:
+            rest = [x for x in range(n_cards) if x not in b]
+            kids = [b + tuple(x) for x in combinations(rest, game.num_board_cards[s])]
+            child.append(len(states) + len(nxt))
+            n_child.append(len(kids))
+            nxt.extend(kids)
+        states.extend(nxt)
+        st_street.extend([s] * len(nxt))
+        level = nxt
+    child.extend([-1] * len(level))
+    n_child.extend([0] * len(level))
+    n_bs = len(states)
+    sd_first = n_bs - len(level)
+
+    valid = np.zeros((n_bs, n_h), dtype=bool)
+    for i, b in enumerate(states):
+        bm = sum(1 << x for x in b)
+        valid[i] = [(m & bm) == 0 for m in hand_masks]
+
+    bucket = np.full((n_bs, n_h), -1, dtype=np.int32)
+    if bucket_fn is None:
+        counts = [0] * streets
+        for i in range(n_bs):
+            s = st_street[i]
+            idx = np.flatnonzero(valid[i])
+            bucket[i, idx] = np.arange(counts[s], counts[s] + idx.size, dtype=np.int32)
+            counts[s] += idx.size
+    else:
+        assert bucket_counts is not None
+        counts = [int(x) for x in bucket_counts]
+        if len(counts) != streets:
+            raise ValueError(f"bucket_counts has {len(counts)} entries, game has {streets} streets")
+        for i, b in enumerate(states):
+            s = st_street[i]
+            board = tuple(deck[x] for x in b)
+            for h in np.flatnonzero(valid[i]):
+                v = int(bucket_fn(s, tuple(deck[x] for x in hands[h]), board))
+                if not 0 <= v < counts[s]:
+                    raise ValueError(f"bucket {v} on street {s} is outside 0..{counts[s] - 1}")
+                bucket[i, h] = v
+
+    evaluate = strength or _default_strength()
+    sd_order = np.zeros((len(level), n_h), dtype=np.int32)
+    sd_key = np.zeros((len(level), n_h), dtype=np.int64)
+    sd_len = np.zeros(len(level), dtype=np.int32)
+    for j, b in enumerate(level):
+        final = [deck[x] for x in b]
+        idx = np.flatnonzero(valid[sd_first + j])
+        keys = np.array(
+            [evaluate([deck[x] for x in hands[h]] + final) for h in idx], dtype=np.int64
+        )
+        order = np.argsort(keys, kind="stable")
+        sd_len[j] = idx.size
+        sd_order[j, : idx.size] = idx[order]
+        sd_key[j, : idx.size] = keys[order]
+
+    width = max(1, max(len(b) for b in states))
+    board_cards = np.full((n_bs, width), -1, dtype=np.int32)
+    for i, b in enumerate(states):
+        board_cards[i, : len(b)] = b
+    kernel = KChance(
+        hand_cards=hands,
+        bs_child=np.asarray(child, dtype=np.int32),
+        bs_n_child=np.asarray(n_child, dtype=np.int32),
+        root_states=np.asarray(root_states, dtype=np.int32),
+        bucket=bucket,
+        n_buckets=np.asarray(counts, dtype=np.int64),
+        sd_first=int(sd_first),
+        sd_order=sd_order,
+        sd_key=sd_key,
+        sd_len=sd_len,
+        n_cards=int(n_cards),
+        weight=np.array([1.0 / num_deals(game, s) for s in range(streets)]),
+    )
+    return Chance(
+        game=game,
+        deck=deck,
+        hands=hands,
+        board_street=np.asarray(st_street, dtype=np.int8),
+        board_cards=board_cards,
+        n_buckets=tuple(counts),
+        lossless=bucket_fn is None,
+        kernel=kernel,
+    )
