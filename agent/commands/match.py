@@ -1,0 +1,191 @@
+"""``pokerbot match``: our dealer and one bot process per seat over loopback, one command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from poker.game import load_game
+from poker.log import parse_log
+
+from ..cli import UserError
+from ..progress import Progress
+from ..results import match_results
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``match`` subcommand."""
+    p = sub.add_parser(
+        "match",
+        help="play a match between bots: dealer + one process per seat on loopback",
+        description=(
+            "Start our ACPC dealer and one 'pokerbot play' process per seat, talking over "
+            "loopback sockets; wait for the match and report, per player, the hands, chips "
+            "won and mbb/g with a 95%% confidence interval (over duplicate deals with "
+            "--duplicate)."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  pokerbot match holdem.nolimit.2p.reverse_blinds --players equity random --hands 1000 --seed 1\n"
+            "  pokerbot match leduc.limit.2p --players raise call --hands 5000 --seed 7 --duplicate --json\n"
+            "  pokerbot match holdem.nolimit.3p --players call random allin --hands 300 --seed 3"
+        ),
+    )
+    p.add_argument("game", help="a shipped game name or a .game file")
+    p.add_argument("--players", nargs="+", required=True, metavar="BOT",
+                   help="one bot per seat, in seat order (see 'pokerbot play --help' for the bots)")
+    p.add_argument("--hands", type=int, required=True, metavar="N", help="hands (per pass with --duplicate)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="card seed (bots' seeds derive from it)")
+    p.add_argument("--duplicate", action="store_true",
+                   help="replay every deal with the seats rotated; the interval is over deals")
+    p.add_argument("--log", type=Path, metavar="FILE",
+                   help="hand log (default matches/<game>.<seed>.log)")
+    p.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish each bot's telemetry to this MQTT broker")
+    p.add_argument("--mqtt-user", metavar="USER")
+    p.add_argument("--mqtt-password", metavar="PASSWORD")
+    p.add_argument("--mqtt-tls", action="store_true", help="connect to the broker with TLS")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _names(bots: list[str]) -> list[str]:
+    """Seat names: the bot names, numbered where a bot plays more than one seat."""
+    names = []
+    for i, bot in enumerate(bots):
+        base = bot.replace("|", "_").replace(":", "_")
+        names.append(base if bots.count(bot) == 1 else f"{base}-{bots[: i + 1].count(bot)}")
+    return names
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agent.cli", *args]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the match and report; the exit status is the dealer's."""
+    game = load_game(args.game)
+    if len(args.players) != game.num_players:
+        raise UserError(f"{game.name} has {game.num_players} seats, but {len(args.players)} players were given")
+    if args.hands < 1:
+        raise UserError(f"--hands must be positive, not {args.hands}")
+    if not 0 <= args.seed <= 0xFFFFFFFF:
+        raise UserError(f"--seed {args.seed} is not in 0..4294967295")
+    log_path: Path = args.log or Path("matches") / f"{game.name}.{args.seed}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    names = _names(args.players)
+    passes = game.num_players if args.duplicate else 1
+    total = args.hands * passes
+
+    dealer_cmd = _cli("dealer", args.game, "--hands", str(args.hands), "--seed", str(args.seed),
+                      "--players", *names, "--log", str(log_path))
+    if args.duplicate:
+        dealer_cmd.append("--duplicate")
+    err_path = log_path.with_suffix(".dealer.err")
+    procs: list[subprocess.Popen[bytes]] = []
+    with open(err_path, "wb") as dealer_err:
+        dealer = subprocess.Popen(dealer_cmd, stdout=subprocess.PIPE, stderr=dealer_err)
+        procs.append(dealer)
+        try:
+            assert dealer.stdout is not None
+            port_line = dealer.stdout.readline().decode().split()
+            if len(port_line) != game.num_players:
+                dealer.wait(timeout=10)
+                raise UserError(f"the dealer did not start: {_tail(err_path)}")
+            for seat, (bot, port) in enumerate(zip(args.players, port_line)):
+                cmd = _cli("play", "--host", "127.0.0.1", "--port", port, "--bot", bot,
+                           "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32))
+                if args.mqtt:
+                    cmd += ["--mqtt", args.mqtt, "--name", names[seat]]
+                    if args.mqtt_user:
+                        cmd += ["--mqtt-user", args.mqtt_user]
+                    if args.mqtt_password:
+                        cmd += ["--mqtt-password", args.mqtt_password]
+                    if args.mqtt_tls:
+                        cmd.append("--mqtt-tls")
+                player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err))
+                player_err.close()
+            bar = Progress(total, "match", unit=" hands", enabled=not args.quiet)
+            counter = _HandCounter(log_path)
+            while dealer.poll() is None:
+                time.sleep(0.2)
+                bar.update(counter())
+            bar.update(counter())
+            bar.close()
+            for p in procs[1:]:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    if dealer.returncode != 0:
+        print(f"pokerbot match: the match was aborted (dealer exit {dealer.returncode}): {_tail(err_path)}",
+              file=sys.stderr)
+    log = parse_log(log_path.read_text())
+    results = match_results(log, game.big_blind, passes)
+    by_name = {r.name: r for r in results}
+    players = [by_name[n].to_json() if n in by_name else
+               {"name": n, "hands": 0, "chips": 0.0, "mbb_per_game": 0.0, "ci95": [0.0, 0.0]}
+               for n in names]
+    for entry, bot in zip(players, args.players):
+        entry["bot"] = bot
+    summary = {
+        "game": game.name,
+        "hands": len(log.hands),
+        "seed": args.seed,
+        "duplicate": bool(args.duplicate),
+        "log": str(log_path),
+        "completed": dealer.returncode == 0,
+        "players": players,
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{game.name}: {len(log.hands)} hands, seed {args.seed}"
+              f"{' (duplicate)' if args.duplicate else ''}; log {log_path}")
+        print(f"{'player':<16} {'hands':>7} {'chips':>12} {'mbb/g':>10}   95% interval")
+        for e in players:
+            lo, hi = e["ci95"]
+            print(f"{e['name']:<16} {e['hands']:>7} {e['chips']:>12.1f} {e['mbb_per_game']:>10.1f}"
+                  f"   [{lo:.1f}, {hi:.1f}]")
+    return 0 if dealer.returncode == 0 else 1
+
+
+class _HandCounter:
+    """Counts STATE lines as the dealer appends them, reading only what is new."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.count = 0
+
+    def __call__(self) -> int:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return self.count
+        cut = data.rfind(b"\n") + 1  # count whole lines only
+        self.count += data[:cut].count(b"STATE:")
+        self.offset += cut
+        return self.count
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except FileNotFoundError:
+        return "no output"
+    errors = [ln for ln in lines if ln.startswith("ERROR")]
+    return (errors or lines or ["no output"])[-1]
