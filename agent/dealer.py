@@ -1,0 +1,454 @@
+"""The ACPC dealer over TCP: a thin asyncio shell around :class:`agent.protocol.DealerMatch`.
+
+What the shell adds to the sans-IO match (SPEC §1, §6.4, §7, §8):
+
+* one listening socket per seat (127.0.0.1 unless another host is given; port 0 picks a
+  free one), the port line on stdout, each seat's listening socket closed once a client
+  is accepted (later connections to it are refused), TCP_NODELAY on every connection;
+* the header on stderr and in the log, the log flushed after every hand, WARNING and
+  ERROR lines on stderr, the SCORE line on stdout (and stderr) when the match finishes;
+* the clock: lines are taken from the seat the match waits for, one at a time, each wait
+  bounded by the response limit. EOF, a reset or a read error is a lost connection. A
+  client that vanishes while it is not its turn is noticed when it is next to act; writes
+  to it are dropped instead of killing the dealer with SIGPIPE as the reference does;
+* bounded buffers: a seat's unread input is capped (reading pauses, as the reference
+  dealer simply does not read a seat that is not to act), and a client that stops reading
+  is dropped once :data:`WRITE_BUFFER_LIMIT` bytes wait for it.
+
+Design: each connection is an :class:`asyncio.Protocol` whose ``data_received`` feeds a
+:class:`~agent.protocol.LineBuffer` and pumps the match directly, so a response costs one
+event-loop iteration and no task switch (the match is a ping-pong of short lines; see the
+throughput target in the project issue). One timer per wait implements the response limit.
+:meth:`Dealer.run` owns the servers, connections and log file and releases them on exit.
+
+One deliberate difference from the reference dealer: the version line is waited for at
+most ``--start-timeout`` (or the response limit), where the reference waits for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, cast
+
+from poker.game import Game
+
+from .protocol import (
+    DEALER_MAX_LINE,
+    DealerMatch,
+    Diagnostic,
+    LineBuffer,
+    LogLine,
+    MatchOver,
+    Output,
+    Send,
+    TimeLimits,
+)
+
+#: Unsent bytes one seat may hold before the dealer gives up on it (a client not reading).
+WRITE_BUFFER_LIMIT = 1 << 20
+#: Unread bytes one seat may hold before reading from it pauses.
+READ_BUFFER_LIMIT = 1 << 16
+
+
+@dataclass(frozen=True)
+class DealerConfig:
+    """Everything one match needs. ``ports`` are per seat (0 = any free port), or empty."""
+
+    game: Game
+    num_hands: int
+    seed: int
+    names: tuple[str, ...]
+    host: str = "127.0.0.1"
+    ports: tuple[int, ...] = ()
+    limits: TimeLimits = field(default_factory=TimeLimits)
+    fixed_seats: bool = False
+    duplicate: bool = False
+    log_path: Path | None = None
+    match_name: str = "match"
+    game_file: str | None = None  # as the user gave it, for the header
+    start_timeout: float | None = None  # seconds to wait for every seat to connect
+    verbose: bool = False  # TO/FROM lines on stderr, as the reference dealer's default
+
+
+@dataclass(frozen=True)
+class DealerResult:
+    """How a match ended: ``score`` is the SCORE line, ``None`` after an abort."""
+
+    score: str | None
+    hands_played: int
+    totals: tuple[float, ...]
+
+    @property
+    def exit_status(self) -> int:
+        """0 for a finished match, 1 for an aborted one (as the reference dealer)."""
+        return 0 if self.score is not None else 1
+
+
+class _SeatProtocol(asyncio.Protocol):
+    """One seat's connection: frames its bytes into lines and tells the dealer."""
+
+    def __init__(self, dealer: Dealer, seat: int) -> None:
+        self.dealer = dealer
+        self.seat = seat
+        self.lines = LineBuffer(DEALER_MAX_LINE, cut_long_lines=True)
+        self.transport: asyncio.Transport | None = None
+        self.lost = False  # the dealer no longer writes to it
+        self.reading_paused = False
+
+    def connection_made(self, base: asyncio.BaseTransport) -> None:
+        transport = cast(asyncio.Transport, base)  # a stream transport (uvloop's too)
+        if not self.dealer._take_seat(self.seat, self):
+            transport.close()  # the seat is taken: only the first client plays it
+            return
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        self.lines.feed(data)
+        if self.lines.buffered > READ_BUFFER_LIMIT and self.transport is not None:
+            self.transport.pause_reading()
+            self.reading_paused = True
+        self.dealer._pump(self.seat)
+
+    def eof_received(self) -> bool:
+        self._end()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if not self.lines.at_eof:
+            self.lines.feed(b"")
+            self.dealer._pump(self.seat)
+
+    def next_line(self) -> bytes | None:
+        line = self.lines.next_line()
+        if self.reading_paused and self.lines.buffered <= READ_BUFFER_LIMIT // 2 and self.transport is not None:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        return line
+
+    def write(self, data: bytes) -> bool:
+        """Queue ``data``; False if the connection is gone or hopelessly backed up."""
+        t = self.transport
+        if self.lost or t is None or t.is_closing():
+            return False
+        t.write(data)
+        if t.get_write_buffer_size() > WRITE_BUFFER_LIMIT:
+            t.abort()
+            return False
+        return True
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Dealer:
+    """Runs one match on TCP sockets. Use :meth:`run` (or :func:`run_dealer`)."""
+
+    def __init__(
+        self,
+        config: DealerConfig,
+        *,
+        stdout: IO[str] | None = None,
+        stderr: IO[str] | None = None,
+        on_ports: Callable[[list[int]], None] | None = None,
+    ) -> None:
+        n = config.game.num_players
+        if config.ports and len(config.ports) != n:
+            raise ValueError(f"{len(config.ports)} ports given for {n} seats")
+        self.config = config
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.on_ports = on_ports
+        self.match = DealerMatch(
+            config.game,
+            num_hands=config.num_hands,
+            seed=config.seed,
+            names=config.names,
+            limits=config.limits,
+            fixed_seats=config.fixed_seats,
+            duplicate=config.duplicate,
+            match_name=config.match_name,
+            game_file=config.game_file,
+        )
+        self._seats: list[_SeatProtocol | None] = [None] * n
+        self._log: IO[str] | None = None
+        self._score: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._all_connected: asyncio.Future[None] | None = None
+        self._done: asyncio.Future[None] | None = None
+        self._version_seat: int | None = None  # reading version lines: the seat to read
+        self._playing = False
+        self._pumping = False
+        self._response_s = config.limits.response_ms / 1000
+        self._wait_limit = self._response_s
+        self._deadline = 0.0  # when the current wait for a line runs out
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- output
+
+    def _err(self, text: str) -> None:
+        self.stderr.write(text + "\n")
+        self.stderr.flush()
+
+    def _now(self) -> float:
+        assert self._loop is not None
+        return self._loop.time()
+
+    def _carry_out(self, outputs: list[Output]) -> None:
+        """Do what the match asked, in order; lost seats feed back into the match.
+
+        Consecutive messages to one seat (a hand's last state and the next hand's first)
+        go out in one write.
+        """
+        pending: dict[int, list[bytes]] = {}
+        work = list(outputs)
+        verbose = self.config.verbose
+        i = 0
+        while i < len(work):
+            out = work[i]
+            i += 1
+            if isinstance(out, Send):
+                pending.setdefault(out.seat, []).append(out.data)
+                if verbose:
+                    self._err(f"TO {out.seat + 1} at {time.time():.6f} {out.data[:-1].decode('ascii')}")
+                continue
+            more = self._flush(pending)
+            if more:
+                work[i:i] = more
+            if isinstance(out, Diagnostic):
+                self._err(out.text)
+            elif isinstance(out, LogLine):
+                if self._log is not None:
+                    self._log.write(out.text + "\n")
+                    self._log.flush()
+            elif isinstance(out, MatchOver):
+                self._score = out.score
+        more = self._flush(pending)
+        if more:
+            self._carry_out(more)
+
+    def _flush(self, pending: dict[int, list[bytes]]) -> list[Output]:
+        more: list[Output] = []
+        for s, chunks in pending.items():
+            seat = self._seats[s]
+            assert seat is not None
+            if seat.lost:
+                continue
+            if not seat.write(chunks[0] if len(chunks) == 1 else b"".join(chunks)):
+                seat.lost = True
+                more += self.match.connection_lost(s, self._now())
+        pending.clear()
+        return more
+
+    # -- connections
+
+    def _take_seat(self, s: int, proto: _SeatProtocol) -> bool:
+        if self._seats[s] is not None:
+            return False
+        self._seats[s] = proto
+        done = self._all_connected
+        if done is not None and not done.done() and all(p is not None for p in self._seats):
+            done.set_result(None)
+        return True
+
+    # -- the match
+
+    async def run(self) -> DealerResult:
+        """Listen, print the ports, play the match; returns how it ended."""
+        import poker.evaluator  # noqa: F401  (warm up before the first showdown, not during it)
+
+        cfg = self.config
+        loop = self._loop = asyncio.get_running_loop()
+        self._all_connected = loop.create_future()
+        self._done = loop.create_future()
+        n = cfg.game.num_players
+        ports = cfg.ports or (0,) * n
+        servers: list[asyncio.Server] = []
+        try:
+            if cfg.log_path is not None:
+                # opened first, so that an unwritable path fails before any port is printed
+                self._log = open(cfg.log_path, "w", encoding="ascii", errors="replace")  # noqa: SIM115, ASYNC230
+            for s in range(n):
+                servers.append(await loop.create_server(
+                    lambda s=s: _SeatProtocol(self, s), cfg.host, ports[s]))  # type: ignore[misc]
+            bound = [srv.sockets[0].getsockname()[1] for srv in servers]
+            self.stdout.write(" ".join(map(str, bound)) + "\n")
+            self.stdout.flush()
+            if self.on_ports is not None:
+                self.on_ports(bound)
+            header = self.match.header()
+            for line in header:
+                self._err(line)
+            if self._log is not None:
+                self._log.write("".join(line + "\n" for line in header))
+                self._log.flush()
+            try:
+                async with asyncio.timeout(cfg.start_timeout):
+                    await self._all_connected
+            except TimeoutError:
+                missing = [s + 1 for s, p in enumerate(self._seats) if p is None]
+                self._err(f"ERROR: seats {missing} did not connect within {cfg.start_timeout} s")
+                return self._result()
+            for srv in servers:
+                srv.close()  # the reference closes a seat's socket once it is taken
+            # Version lines, in seat order, then the hands: all driven by _pump.
+            self._wait_limit = cfg.start_timeout if cfg.start_timeout is not None else self._response_s
+            self._version_seat = 0
+            self._start_wait(loop.time())
+            self._pump(0)
+            await self._done
+            if self._score is not None:
+                self.stdout.write(self._score + "\n")
+                self.stdout.flush()
+                self._err(self._score)
+            return self._result()
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+            for srv in servers:
+                srv.close()
+            for seat in self._seats:
+                if seat is not None:
+                    seat.close()
+            if self._log is not None:
+                self._log.close()
+
+    def _result(self) -> DealerResult:
+        return DealerResult(self._score, self.match.hands_played, tuple(self.match.totals))
+
+    def _finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._done is not None and not self._done.done():
+            self._done.set_result(None)
+
+    def _wanted(self) -> int | None:
+        """The seat whose next line the match needs."""
+        if self._version_seat is not None:
+            return self._version_seat
+        return self.match.acting_seat if self._playing else None
+
+    def _start_wait(self, now: float) -> None:
+        """A new wait for a line begins: it may last the response limit (SPEC §7)."""
+        self._deadline = now + self._wait_limit
+        if self._timer is None:
+            assert self._loop is not None
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        # One timer per wait period: if lines came in meanwhile the deadline moved on, and
+        # the timer just follows it (cheaper than a new timer for every response).
+        self._timer = None
+        if self.match.over and self._version_seat is None:
+            return
+        now = self._now()
+        if now < self._deadline:
+            assert self._loop is not None
+            self._timer = self._loop.call_at(self._deadline, self._on_timer)
+            return
+        seat = self._wanted()
+        if seat is None:
+            return
+        if self._version_seat is not None:
+            self._err(f"ERROR: could not get version from seat {seat + 1}")
+            self._version_seat = None
+            self._finish()
+            return
+        self._carry_out(self.match.read_timed_out(seat, now))
+        self._finish()
+
+    def _pump(self, seat_with_data: int) -> None:
+        """Feed the match every line it is waiting for that has arrived."""
+        if self._pumping or seat_with_data != self._wanted():
+            return  # a seat not being read just buffers (SPEC §6.3)
+        self._pumping = True
+        try:
+            self._pump_lines()
+        finally:
+            self._pumping = False
+
+    def _pump_lines(self) -> None:
+        match = self.match
+        seats = self._seats
+        verbose = self.config.verbose
+        while True:
+            s = self._wanted()
+            if s is None:
+                return
+            seat = seats[s]
+            assert seat is not None
+            line = seat.next_line()
+            now = self._now()
+            if line is None:
+                if not seat.lines.at_eof:
+                    return  # wait for more data (or the timer)
+                seat.lost = True
+                if self._version_seat is not None:
+                    self._err(f"ERROR: could not get version from seat {s + 1}")
+                    self._version_seat = None
+                    self._finish()
+                    return
+                self._carry_out(match.connection_lost(s, now))
+                self._finish()
+                return
+            if verbose:
+                self._err(f"FROM {s + 1} at {time.time():.6f} {line.decode('latin-1').rstrip(chr(10))}")
+            if self._version_seat is not None:
+                self._carry_out(match.receive_version(s, line))
+                if match.over:
+                    self._version_seat = None
+                    self._finish()
+                    return
+                self._version_seat = s + 1 if s + 1 < len(seats) else None
+                if self._version_seat is None:
+                    self._playing = True
+                    self._wait_limit = self._response_s
+                    self._carry_out(match.start(now))
+            else:
+                self._carry_out(match.receive_line(s, line, now))
+            if match.over:
+                self._finish()
+                return
+            self._start_wait(now)
+
+
+async def run_dealer(
+    config: DealerConfig,
+    *,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    on_ports: Callable[[list[int]], None] | None = None,
+) -> DealerResult:
+    """Play one match as configured; ``on_ports`` is called with the seats' ports once listening."""
+    return await Dealer(config, stdout=stdout, stderr=stderr, on_ports=on_ports).run()
+
+
+def default_names(num_players: int) -> tuple[str, ...]:
+    """``player1 .. playerN``."""
+    return tuple(f"player{i + 1}" for i in range(num_players))
+
+
+def parse_names(values: Sequence[str] | None, num_players: int) -> tuple[str, ...]:
+    """Player names from ``--players`` (space- or comma-separated); extra names are ignored
+    as the reference dealer ignores them; too few is an error."""
+    if not values:
+        return default_names(num_players)
+    names = [n for v in values for n in v.split(",") if n]
+    if len(names) < num_players:
+        raise ValueError(f"{len(names)} player names given, the game needs {num_players}")
+    return tuple(names[:num_players])

@@ -1,0 +1,446 @@
+"""The dealer: recorded matches replayed exactly, and the asyncio server against real sockets.
+
+* Each normal match in ``tests/data/acpc/transcripts`` is replayed from its clients' lines
+  (same seed and names) through :class:`agent.protocol.DealerMatch`: every STATE and the
+  SCORE line of the recorded ``.log`` and every message sent to every seat come out the same.
+* ``--duplicate`` deals the second pass exactly as the recorded seat-swapped match.
+* Over loopback, hostile clients (garbage, a 1 MB line, silence, slowness, disconnects at
+  random points, a client that never sends its version, a second client for a taken seat)
+  never take the dealer down: it aborts cleanly (exit 1, no SCORE) or plays on.
+* The ``pokerbot dealer`` and ``pokerbot play`` commands, as separate processes.
+
+Timeouts are generous and ports ephemeral, so the tests hold on a loaded 2-core machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import random
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.bots import CallBot, RandomBot
+from agent.client import play_match
+from agent.dealer import DealerConfig, parse_names, run_dealer
+from agent.protocol import (
+    NEED_DATA,
+    ClientConnection,
+    DealerMatch,
+    MatchOver,
+    Send,
+    TimeLimits,
+)
+from poker.game import load_game
+from poker.log import parse_log
+from poker.state import Action
+
+from .test_faults import DATA, replay_recorded
+
+NL2 = load_game("holdem.nolimit.2p.reverse_blinds")
+NORMAL = sorted(
+    p.name.removesuffix(".summary.json")
+    for p in (DATA / "logs").glob("*.summary.json")
+    if (DATA / "transcripts" / (p.name.removesuffix(".summary.json") + ".seat1.txt")).exists()
+)
+MATCH_TIMEOUT = 60.0
+
+
+# ---------------------------------------------------------------------------- replays
+
+
+def test_normal_matches_are_here():
+    assert len(NORMAL) == 8
+
+
+@pytest.mark.parametrize("match", NORMAL)
+def test_recorded_match_replays_exactly(match: str) -> None:
+    summary = json.loads((DATA / "logs" / f"{match}.summary.json").read_text())
+    result, scripts = replay_recorded(DATA / "transcripts", match, summary, None)
+    recorded = [line for line in (DATA / "logs" / f"{match}.log").read_text().splitlines()
+                if line.startswith(("STATE:", "SCORE:"))]
+    assert result.finished and result.diagnostics == []
+    assert result.log == recorded
+    assert summary["dealer_stdout_after_ports"] == result.score + "\n"
+    for seat, script in enumerate(scripts):
+        assert result.sent[seat] == script.received
+
+
+def test_header_matches_the_recorded_log():
+    d = DealerMatch(NL2, num_hands=200, seed=42, names=["ExampleA", "ExampleB"],
+                    match_name="holdem.nolimit.2p.reverse_blinds.example_vs_example",
+                    game_file="games/holdem.nolimit.2p.reverse_blinds.game")
+    recorded = (DATA / "logs" / "holdem.nolimit.2p.reverse_blinds.example_vs_example.log").read_text().splitlines()
+    assert d.header() == recorded[:4]
+
+
+def _call_everything(dealer: DealerMatch) -> list[str]:
+    """Play a whole match in-process with every seat calling; returns the log lines."""
+    log = []
+    outputs = dealer.start(0.0)
+    while True:
+        log += [o.text for o in outputs if hasattr(o, "text") and o.text.startswith(("STATE", "SCORE"))]
+        if dealer.over:
+            return log
+        outputs = dealer.receive_line(dealer.acting_seat, dealer.owed_text + b":c\r\n", 0.0)
+
+
+def test_duplicate_second_pass_deals_like_the_swapped_match():
+    """SPEC §10: the same seed with the seats reversed gives each player the other's cards."""
+    d = DealerMatch(NL2, num_hands=200, seed=42, names=["ExampleA", "ExampleB"], duplicate=True)
+    ours = parse_log("\n".join(_call_everything(d)))
+    swapped = parse_log((DATA / "logs" / "holdem.nolimit.2p.reverse_blinds.example_vs_example.swapped.log").read_text())
+    assert len(ours.hands) == 400
+    for mine, theirs in zip(ours.hands[200:], swapped.hands):
+        assert mine.hand_no == theirs.hand_no + 200
+        assert mine.holes == theirs.holes and mine.names == theirs.names
+    # each deal's cards are the same in both passes, held by the other player
+    for a, b in zip(ours.hands[:200], ours.hands[200:]):
+        assert a.holes == b.holes and a.names == b.names[::-1]
+    assert ours.score.values == (0.0, 0.0)  # calling down both ways: duplicate cancels luck
+
+
+def test_duplicate_rotates_three_seats():
+    game = load_game("kuhn.limit.3p")
+    d = DealerMatch(game, num_hands=4, seed=42, names=["a", "b", "c"], duplicate=True)
+    hands = parse_log("\n".join(_call_everything(d))).hands
+    assert len(hands) == 12
+    for h in range(4):
+        passes = [hands[h + 4 * k] for k in range(3)]
+        assert len({p.holes for p in passes}) == 1  # the same deal three times
+        # every player holds every position's cards once over the three passes
+        for name in "abc":
+            assert sorted(p.names.index(name) for p in passes) == [0, 1, 2]
+
+
+def test_fixed_seats_never_rotate():
+    d = DealerMatch(NL2, num_hands=4, seed=42, names=["a", "b"], fixed_seats=True)
+    assert all(h.names == ("a", "b") for h in parse_log("\n".join(_call_everything(d))).hands)
+
+
+def test_dealer_match_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        DealerMatch(NL2, num_hands=0, seed=1, names=["a", "b"])
+    with pytest.raises(ValueError):
+        DealerMatch(NL2, num_hands=1, seed=2**32, names=["a", "b"])
+    with pytest.raises(ValueError):
+        DealerMatch(NL2, num_hands=1, seed=1, names=["a"])
+    with pytest.raises(ValueError):
+        DealerMatch(NL2, num_hands=1, seed=1, names=["a|b", "c"])
+    assert parse_names(["x,y", "z"], 2) == ("x", "y")
+    with pytest.raises(ValueError):
+        parse_names(["x"], 2)
+
+
+def test_too_many_actions_in_a_round_forces_a_call():
+    """SPEC §4.2: a raise when (actions this round) + N > 64 is refused with the dealer's warning."""
+    d = DealerMatch(NL2, num_hands=1, seed=1, names=["a", "b"])
+    d.start(0.0)
+    # min-raise back and forth from 200 in steps of 100: 63 raises are allowed, the 64th not
+    to = 200
+    for _ in range(63):
+        out = d.receive_line(d.acting_seat, d.owed_text + f":r{to}\r\n".encode(), 0.0)
+        assert not [o for o in out if hasattr(o, "text") and o.text.startswith("WARNING")]
+        to += 100
+    out = d.receive_line(d.acting_seat, d.owed_text + f":r{to}\r\n".encode(), 0.0)
+    warnings = [o.text for o in out if hasattr(o, "text") and o.text.startswith("WARNING")]
+    assert warnings == [
+        "WARNING: #actions in round is too close to MAX_NUM_ACTIONS, forcing call/fold",
+        "WARNING: invalid action, changed to call",
+    ]
+
+
+# ---------------------------------------------------------------------------- loopback
+
+
+async def _run(config: DealerConfig, clients) -> tuple:
+    """Run the dealer and one coroutine factory per seat; returns (result, stdout, stderr, client results)."""
+    loop = asyncio.get_running_loop()
+    ports: asyncio.Future[list[int]] = loop.create_future()
+    out, err = io.StringIO(), io.StringIO()
+    dealer = asyncio.ensure_future(run_dealer(config, stdout=out, stderr=err, on_ports=ports.set_result))
+    seats = await asyncio.wait_for(asyncio.shield(ports), MATCH_TIMEOUT)
+    tasks = [asyncio.ensure_future(make(port)) for make, port in zip(clients, seats)]
+    result = await asyncio.wait_for(dealer, MATCH_TIMEOUT)
+    done = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), MATCH_TIMEOUT)
+    return result, out.getvalue(), err.getvalue(), done
+
+
+def _config(hands: int = 20, game=NL2, **kw) -> DealerConfig:
+    names = kw.pop("names", tuple(f"p{i + 1}" for i in range(game.num_players)))
+    return DealerConfig(game=game, num_hands=hands, seed=kw.pop("seed", 5), names=names, **kw)
+
+
+def _caller(game=NL2):
+    return lambda port: play_match("127.0.0.1", port, CallBot(), game, action_timeout=10)
+
+
+class Scripted:
+    """A raw client: tracks the game with ClientConnection, misbehaves on purpose."""
+
+    def __init__(self, port: int, game=NL2) -> None:
+        self.port = port
+        self.conn = ClientConnection(game)
+        self.lines_seen = 0
+
+    async def open(self, version: bytes | None = b"VERSION:2.0.0\r\n"):
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.conn.initiate()
+        if version is not None:
+            self.writer.write(version)
+
+    async def next_turn(self):
+        """The next state this seat must answer, or None at EOF."""
+        while True:
+            ev = self.conn.next_event()
+            if ev is NEED_DATA:
+                data = await self.reader.read(65536)
+                self.conn.receive_data(data)
+                continue
+            if not hasattr(ev, "my_turn"):
+                return None
+            self.lines_seen += 1
+            if ev.my_turn:
+                return ev.match_state
+
+    def answer(self, action: Action | None = None) -> None:
+        self.writer.write(self.conn.send_action(action or Action.call()))
+
+    def reset(self) -> None:
+        """Close with a TCP reset (SO_LINGER 0), the rudest way to vanish."""
+        sock = self.writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.writer.transport.abort()
+
+
+def test_loopback_match_logs_like_the_in_process_dealer(tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    cfg = _config(hands=40, log_path=log, match_name="m", names=("alice", "bob"))
+    result, out, err, clients = asyncio.run(_run(cfg, [_caller(), _caller()]))
+    assert result.exit_status == 0 and result.hands_played == 40
+    ports_line, score_line = out.splitlines()
+    assert len(ports_line.split()) == 2 and score_line == result.score
+    assert "WARNING" not in err and "ERROR" not in err and err.splitlines()[-1] == result.score
+    expected = _call_everything(DealerMatch(NL2, num_hands=40, seed=5, names=["alice", "bob"]))
+    text = log.read_text().splitlines()
+    assert text[0] == "# name/game/hands/seed m holdem.nolimit.2p.reverse_blinds 40 5"
+    assert text[4:] == expected
+    # each client's own tally agrees with the dealer's SCORE
+    assert [c.chips for c in clients] == pytest.approx(list(result.totals))
+    assert all(c.hands == 40 for c in clients)
+
+
+def test_three_players_with_random_bots() -> None:
+    game = load_game("holdem.nolimit.3p")
+    bots = [lambda port, i=i: play_match("127.0.0.1", port, RandomBot(random.Random(i)), game) for i in range(3)]
+    result, _, err, clients = asyncio.run(_run(_config(hands=30, game=game), bots))
+    assert result.exit_status == 0 and "WARNING" not in err
+    assert [c.chips for c in clients] == pytest.approx(list(result.totals))
+
+
+def test_garbage_and_a_megabyte_line_are_survived() -> None:
+    async def hostile(port: int):
+        c = Scripted(port)
+        await c.open()
+        rng = random.Random(9)
+        turns = 0
+        while await c.next_turn() is not None:
+            turns += 1
+            if turns == 1:
+                c.writer.write(b"A" * (1 << 20) + b"\n")  # 257 pieces of 4095 bytes, all junk
+            elif turns <= 4:
+                junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).replace(b"\n", b"")
+                c.writer.write(junk + b"\r\n" + b"\x00\r\n" + b"MATCHSTATE:9:9:zz:Zz\r\n")
+            c.answer(Action.raise_to(rng.randint(-5, 30000)))
+        return turns
+
+    result, _, err, (turns, _) = asyncio.run(_run(_config(hands=10), [hostile, _caller()]))
+    assert result.exit_status == 0 and result.hands_played == 10
+    bad = err.count("WARNING: bad state format in response")
+    assert bad >= 257 + 3 * 3 - 3  # every piece of the long line and the junk lines
+    assert turns > 4
+
+
+def test_silent_client_times_out_cleanly() -> None:
+    async def silent(port: int):
+        c = Scripted(port)
+        await c.open()
+        await c.next_turn()  # its turn comes, and it says nothing
+        await c.reader.read()  # until the dealer hangs up
+
+    # seat 2 is the small blind of hand 0 and acts first: only the silent client is timed
+    cfg = _config(hands=5, limits=TimeLimits(response_ms=300))
+    result, out, err, _ = asyncio.run(_run(cfg, [_caller(), silent]))
+    assert result.exit_status == 1 and result.score is None
+    assert len(out.splitlines()) == 1  # the port line only: no SCORE
+    assert "ERROR: could not get action from seat 2" in err
+    assert "seconds spent waiting; timeout 0.3" in err
+
+
+def test_slow_client_runs_out_of_hand_time() -> None:
+    async def slow(port: int):
+        c = Scripted(port)
+        await c.open()
+        await c.next_turn()
+        await asyncio.sleep(0.3)
+        c.answer()
+        await c.reader.read()
+
+    cfg = _config(hands=5, limits=TimeLimits(hand_ms=200))
+    result, _, err, _ = asyncio.run(_run(cfg, [_caller(), slow]))  # seat 2 acts first
+    assert result.exit_status == 1 and "ERROR: seat 2 ran out of time" in err
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_disconnect_at_a_random_point(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    quit_after = rng.randrange(0, 60)
+    how = rng.choice(["close", "reset", "half-line"])
+
+    async def quitter(port: int):
+        c = Scripted(port)
+        await c.open()
+        while True:
+            ev = c.conn.next_event()
+            if ev is NEED_DATA:
+                c.conn.receive_data(await c.reader.read(65536))
+                continue
+            if not hasattr(ev, "my_turn"):
+                return
+            c.lines_seen += 1
+            if c.lines_seen >= quit_after:
+                break
+            if ev.my_turn:
+                c.answer()
+        if how == "reset":
+            c.reset()
+        else:
+            if how == "half-line" and c.conn.owed is not None:
+                c.writer.write(c.conn.owed.text.encode()[:10])
+            c.writer.close()
+
+    seat = rng.randrange(2)
+    clients = [_caller(), _caller()]
+    clients[seat] = quitter
+    cfg = _config(hands=50, log_path=tmp_path / "x.log")
+    result, _, err, done = asyncio.run(_run(cfg, clients))
+    log = parse_log((tmp_path / "x.log").read_text())
+    if result.exit_status == 1:
+        assert f"ERROR: could not get action from seat {seat + 1}" in err
+        assert log.score is None and len(log.hands) == result.hands_played < 50
+    else:  # it left after its last decision: the match could still finish
+        assert log.score is not None
+    other = done[1 - seat]
+    assert not isinstance(other, BaseException)  # the other client just saw EOF
+
+
+def test_client_that_never_sends_a_version() -> None:
+    async def mute(port: int):
+        c = Scripted(port)
+        await c.open(version=None)
+        await c.reader.read()
+
+    cfg = _config(hands=5, start_timeout=1.0)
+    result, _, err, _ = asyncio.run(_run(cfg, [_caller(), mute]))
+    assert result.exit_status == 1 and "ERROR: could not get version from seat 2" in err
+
+
+def test_version_garbage_aborts_and_wrong_version_is_only_reported() -> None:
+    async def garbage(port: int):
+        c = Scripted(port)
+        await c.open(version=b"HELLO\r\n")
+        await c.reader.read()
+
+    result, _, err, _ = asyncio.run(_run(_config(hands=2), [garbage, _caller()]))
+    assert result.exit_status == 1 and "ERROR: invalid version string HELLO" in err
+
+    async def old(port: int):
+        return await play_match_with_version(port, b"VERSION:1.0.0\n")
+
+    result, _, err, _ = asyncio.run(_run(_config(hands=2), [old, _caller()]))
+    assert result.exit_status == 0 and "ERROR: this server is currently using version 2.0.0" in err
+
+
+async def play_match_with_version(port: int, version: bytes) -> int:
+    c = Scripted(port)
+    await c.open(version=version)
+    while await c.next_turn() is not None:
+        c.answer()
+    return c.lines_seen
+
+
+def test_second_client_for_a_taken_seat_is_turned_away() -> None:
+    async def first_then_intruder(port: int):
+        task = asyncio.ensure_future(play_match("127.0.0.1", port, CallBot(), NL2))
+        await asyncio.sleep(0.2)
+        try:
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            intruder = "refused"
+        else:
+            w.write(b"VERSION:2.0.0\r\n")
+            intruder = "closed" if await r.read() == b"" else "served"
+        return await task, intruder
+
+    result, _, _, (res, _) = asyncio.run(_run(_config(hands=30), [first_then_intruder, _caller()]))
+    summary, intruder = res
+    assert result.exit_status == 0 and summary.hands == 30 and intruder in ("refused", "closed")
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def test_dealer_and_play_commands_as_processes(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "agent.cli"]
+    root = Path(__file__).resolve().parents[1]
+    dealer = subprocess.Popen(
+        cmd + ["dealer", "leduc.limit.2p", "--hands", "50", "--seed", "3", "--players", "alice", "bob",
+               "--log", str(tmp_path / "leduc.log")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+    try:
+        ports = dealer.stdout.readline().split()
+        assert len(ports) == 2
+        players = [
+            subprocess.Popen(cmd + ["play", "--port", port, "--bot", bot, "--game", "leduc.limit.2p", "--seed", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+            for port, bot in zip(ports, ["random", "equity"])
+        ]
+        outs = [p.communicate(timeout=MATCH_TIMEOUT) for p in players]
+        rest, err = dealer.communicate(timeout=MATCH_TIMEOUT)
+    finally:
+        for p in [dealer]:
+            if p.poll() is None:
+                p.kill()
+    assert dealer.returncode == 0, err
+    assert [p.returncode for p in players] == [0, 0], outs
+    score = rest.strip()
+    assert score.startswith("SCORE:") and score.endswith(":alice|bob")
+    log = parse_log((tmp_path / "leduc.log").read_text())
+    assert len(log.hands) == 50 and log.score.line == score
+    for (out, _), total in zip(outs, log.score.values):
+        assert out.startswith("hands 50, chips ") and "mbb/g" in out
+        assert float(out.split("chips ")[1].split(",")[0]) == pytest.approx(total)
+
+
+def test_play_command_reports_a_refused_connection() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nobody listens here once closed
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "agent.cli", "play", "--port", str(port)],
+                       capture_output=True, text=True, cwd=root, timeout=MATCH_TIMEOUT, check=False)
+    assert r.returncode == 1 and "cannot connect" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_outputs_are_well_formed():
+    d = DealerMatch(NL2, num_hands=1, seed=1, names=["a", "b"])
+    out = d.start(0.0)
+    assert [o.seat for o in out if isinstance(o, Send)] == [0, 1]
+    assert all(o.data.endswith(b"\r\n") for o in out if isinstance(o, Send))
+    assert not any(isinstance(o, MatchOver) for o in out)
