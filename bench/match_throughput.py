@@ -1,0 +1,118 @@
+"""Match throughput and client overhead.
+
+1. Hands per second of a full ``pokerbot match`` on heads-up no-limit: our dealer and two
+   bot processes talking over loopback sockets, with ``call`` bots and with ``random``
+   bots. Each is run at two lengths; the steady-state rate is the difference in hands over
+   the difference in wall time, which removes process start-up (Python + numba import) from
+   the figure. The plain rate of the longer run is printed too.
+2. The client's own time per decision, excluding the bot: the sans-IO client is fed the
+   dealer lines of a recorded reference match and answers every owed state with a fixed
+   action; we time receive -> parse -> legalize -> format per decision.
+
+Prints one JSON object as its last line. ``--quick`` finishes within a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.protocol import NEED_DATA, ClientConnection, StateMessage  # noqa: E402
+from poker.game import load_game  # noqa: E402
+from poker.state import Action  # noqa: E402
+
+GAME = "holdem.nolimit.2p.reverse_blinds"
+TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
+    "holdem.nolimit.2p.reverse_blinds.example_vs_example.seat1.txt"
+)
+
+
+def run_match(bot: str, hands: int, workdir: Path) -> float:
+    """Wall seconds of one ``pokerbot match`` with two copies of ``bot``."""
+    log = workdir / f"{bot}.{hands}.log"
+    cmd = [sys.executable, "-m", "agent.cli", "match", GAME, "--players", bot, bot,
+           "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"match failed ({out.returncode}): {out.stderr.strip()[-500:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if result["hands"] != hands:
+        raise SystemExit(f"match played {result['hands']} hands, expected {hands}")
+    return elapsed
+
+
+def throughput(bot: str, short: int, long: int, workdir: Path) -> dict[str, float]:
+    """Steady-state and plain hands/s for ``bot`` vs ``bot``."""
+    t_short = run_match(bot, short, workdir)
+    t_long = run_match(bot, long, workdir)
+    steady = (long - short) / max(t_long - t_short, 1e-9)
+    return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
+
+
+def client_overhead(decisions: int) -> list[float]:
+    """Microseconds per decision of the sans-IO client, excluding any bot."""
+    game = load_game(GAME)
+    lines = [ln[4:].encode() + b"\r\n" for ln in TRANSCRIPT.read_text().splitlines() if ln.startswith("S-> ")]
+    call = Action.call()
+    samples: list[float] = []
+    clock = time.perf_counter_ns
+    while len(samples) < decisions:
+        conn = ClientConnection(game)
+        conn.initiate()
+        for data in lines:
+            t0 = clock()
+            conn.receive_data(data)
+            event = conn.next_event()
+            answered = False
+            while event is not NEED_DATA:
+                if isinstance(event, StateMessage) and event.my_turn:
+                    conn.send_action(call)
+                    answered = True
+                event = conn.next_event()
+            if answered:
+                samples.append((clock() - t0) / 1000.0)
+    return samples[:decisions]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="finish within a minute")
+    args = parser.parse_args()
+    short, long = (200, 2000) if args.quick else (1000, 20000)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        call = throughput("call", short, long, work)
+        rand = throughput("random", short, long, work)
+    overhead = client_overhead(20_000 if args.quick else 200_000)
+    result = {
+        "hands_per_s_call": round(call["steady"], 1),
+        "hands_per_s_random": round(rand["steady"], 1),
+        "hands_per_s_call_plain": round(call["plain"], 1),
+        "hands_per_s_random_plain": round(rand["plain"], 1),
+        "startup_s": round(call["startup_s"], 2),
+        "client_overhead_us_median": round(statistics.median(overhead), 2),
+        "client_overhead_us_p90": round(statistics.quantiles(overhead, n=10)[-1], 2),
+        "hands": {"short": short, "long": long},
+        "game": GAME,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "quick": args.quick,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
