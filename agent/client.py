@@ -15,7 +15,7 @@ import inspect
 import logging
 import socket
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -57,8 +57,16 @@ class _ClientProtocol(asyncio.Protocol):
     wait in the buffer.
     """
 
-    def __init__(self, conn: ClientConnection, bot: object, timeout: float | None, done: asyncio.Future[None]) -> None:
+    def __init__(
+        self,
+        conn: ClientConnection,
+        bot: object,
+        timeout: float | None,
+        done: asyncio.Future[None],
+        on_hand: Callable[[MatchState, float], None] | None = None,
+    ) -> None:
         self.conn = conn
+        self.on_hand = on_hand
         self.bot = bot
         self.timeout = timeout
         self.done = done
@@ -117,6 +125,8 @@ class _ClientProtocol(asyncio.Protocol):
                 self.done.set_result(None)
                 return
             if not event.my_turn:  # type: ignore[union-attr]
+                if event.value is not None and self.on_hand is not None:  # type: ignore[union-attr]
+                    self._report(event)  # type: ignore[arg-type]
                 continue
             ms = event.match_state  # type: ignore[union-attr]
             try:
@@ -129,6 +139,14 @@ class _ClientProtocol(asyncio.Protocol):
                 self.deciding = asyncio.ensure_future(self._decide(ms, action))
             else:
                 self._send(action)
+
+    def _report(self, event: StateMessage) -> None:
+        """Hand the finished hand to the observer; its failure must not cost the match."""
+        assert self.on_hand is not None and event.value is not None
+        try:
+            self.on_hand(event.match_state, event.value)
+        except Exception:  # noqa: BLE001
+            log.exception("hand observer failed in hand %d", event.match_state.hand_number)
 
     async def _decide(self, ms: MatchState, pending: Awaitable[object]) -> None:
         action: object
@@ -164,8 +182,12 @@ async def play_match(
     *,
     action_timeout: float | None = 5.0,
     connect_timeout: float = 10.0,
+    on_hand: Callable[[MatchState, float], None] | None = None,
 ) -> MatchSummary:
     """Play one match against the dealer at ``host:port``; returns the summary at EOF.
+
+    ``on_hand(match_state, chips)`` is called for every finished hand whose result is
+    known (telemetry uses it); it runs inline and must not block.
 
     Raises :class:`ClientError` if the connection cannot be made or breaks, and
     :class:`agent.protocol.RemoteProtocolError` if the dealer sends a line that is not a
@@ -179,7 +201,7 @@ async def play_match(
     try:
         async with asyncio.timeout(connect_timeout):
             transport, proto = await loop.create_connection(
-                lambda: _ClientProtocol(conn, bot, action_timeout, done), host, port)
+                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand), host, port)
     except (OSError, TimeoutError) as exc:
         raise ClientError(f"cannot connect to the dealer at {host}:{port}: {exc or 'timed out'}") from None
     try:

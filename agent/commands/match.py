@@ -14,6 +14,7 @@ from poker.log import parse_log
 
 from ..cli import UserError
 from ..progress import Progress
+from .play import add_mqtt_options, mqtt_config
 from ..results import match_results
 
 
@@ -45,10 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="replay every deal with the seats rotated; the interval is over deals")
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
-    p.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish each bot's telemetry to this MQTT broker")
-    p.add_argument("--mqtt-user", metavar="USER")
-    p.add_argument("--mqtt-password", metavar="PASSWORD")
-    p.add_argument("--mqtt-tls", action="store_true", help="connect to the broker with TLS")
+    add_mqtt_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -61,6 +59,17 @@ def _names(bots: list[str]) -> list[str]:
         base = bot.replace("|", "_").replace(":", "_")
         names.append(base if bots.count(bot) == 1 else f"{base}-{bots[: i + 1].count(bot)}")
     return names
+
+
+def _mqtt_argv(args: argparse.Namespace) -> list[str]:
+    """The telemetry options, passed on to each player process."""
+    argv = ["--mqtt", args.mqtt]
+    for flag, value in (("--mqtt-user", args.mqtt_user), ("--mqtt-password", args.mqtt_password),
+                        ("--mqtt-ca", args.mqtt_ca)):
+        if value:
+            argv += [flag, value]
+    argv += [flag for flag, on in (("--mqtt-tls", args.mqtt_tls), ("--mqtt-insecure", args.mqtt_insecure)) if on]
+    return argv
 
 
 def _cli(*args: str) -> list[str]:
@@ -76,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--hands must be positive, not {args.hands}")
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
+    mqtt_config(args)  # check the broker address before starting anything
     log_path: Path = args.log or Path("matches") / f"{game.name}.{args.seed}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     names = _names(args.players)
@@ -101,13 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 cmd = _cli("play", "--host", "127.0.0.1", "--port", port, "--bot", bot,
                            "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32))
                 if args.mqtt:
-                    cmd += ["--mqtt", args.mqtt, "--name", names[seat]]
-                    if args.mqtt_user:
-                        cmd += ["--mqtt-user", args.mqtt_user]
-                    if args.mqtt_password:
-                        cmd += ["--mqtt-password", args.mqtt_password]
-                    if args.mqtt_tls:
-                        cmd.append("--mqtt-tls")
+                    cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err))
                 player_err.close()

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import sys
 
-from poker.game import load_game
+from poker.game import Game, load_game
 
 from ..bots import BOTS, make_bot
-from ..client import ClientError, play_match
-from ..protocol import ProtocolError
+from ..client import ClientError, MatchSummary, play_match
+from ..protocol import MatchState, ProtocolError
+from ..telemetry import MqttConfig, Telemetry
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,15 +40,60 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
+    p.add_argument("--name", help="the bot's name in telemetry topics (default: the bot's name)")
+    add_mqtt_options(p)
     p.set_defaults(func=run)
+
+
+def add_mqtt_options(p: argparse.ArgumentParser) -> None:
+    """The telemetry options shared by ``play`` and ``match``."""
+    g = p.add_argument_group("telemetry (MQTT; topics pokerbot/<name>/status|hand|score)")
+    g.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish status, hands and score to this broker")
+    g.add_argument("--mqtt-user", metavar="USER", help="broker user name")
+    g.add_argument("--mqtt-password", metavar="PASSWORD", help="broker password")
+    g.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (default port 8883)")
+    g.add_argument("--mqtt-ca", metavar="FILE", help="CA certificate file for TLS")
+    g.add_argument("--mqtt-insecure", action="store_true", help="do not verify the broker's certificate")
+
+
+def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
+    """The broker settings from the command line, or None without ``--mqtt``."""
+    if not args.mqtt:
+        return None
+    return MqttConfig.parse(
+        args.mqtt,
+        username=args.mqtt_user,
+        password=args.mqtt_password,
+        tls=args.mqtt_tls or bool(args.mqtt_ca),
+        ca_file=args.mqtt_ca,
+        tls_insecure=args.mqtt_insecure,
+    )
+
+
+async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None) -> MatchSummary:
+    if mqtt is None:
+        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout)
+    async with Telemetry(mqtt, args.name or args.bot) as tel:
+
+        def on_hand(ms: MatchState, chips: float) -> None:
+            tel.publish_hand(
+                {"hand": ms.hand_number, "position": ms.position, "betting": ms.state.betting_string(),
+                 "cards": ms.text.rsplit(":", 1)[-1]},
+                chips,
+                game.big_blind,
+            )
+
+        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
+                                on_hand=on_hand)
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary."""
     game = load_game(args.game)
     bot = make_bot(args.bot, args.seed)
+    mqtt = mqtt_config(args)
     try:
-        summary = asyncio.run(play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout))
+        summary = asyncio.run(_play(args, game, bot, mqtt))
     except (ClientError, ProtocolError) as exc:
         print(f"pokerbot play: error: {exc}", file=sys.stderr)
         return 1

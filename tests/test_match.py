@@ -1,0 +1,150 @@
+"""``pokerbot match``: dealer + bot processes over loopback, results, and live telemetry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import aiomqtt
+import pytest
+
+from agent.cli import main
+from poker.log import parse_log
+from tests.mqtt_broker import Broker
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_match(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent.cli", "match", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_match_json_matches_the_log(tmp_path):
+    log = tmp_path / "m.log"
+    out = run_match("holdem.nolimit.2p.reverse_blinds", "--players", "random", "call",
+                    "--hands", "150", "--seed", "5", "--log", str(log), "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"game", "hands", "seed", "duplicate", "log", "players"} <= set(res)
+    assert res["hands"] == 150 and res["seed"] == 5 and res["duplicate"] is False
+    assert Path(res["log"]) == log
+    parsed = parse_log(log.read_text())
+    assert parsed.score is not None
+    by_name = dict(zip(parsed.score.names, parsed.score.values))
+    for p in res["players"]:
+        assert p["chips"] == pytest.approx(by_name[p["name"]])
+        assert p["mbb_per_game"] == pytest.approx(1000 * p["chips"] / 100 / 150)
+        lo, hi = p["ci95"]
+        assert lo <= p["mbb_per_game"] <= hi
+    assert "match [" in out.stderr  # the progress bar
+
+
+def test_duplicate_three_players(tmp_path):
+    log = tmp_path / "k.log"
+    out = run_match("kuhn.limit.3p", "--players", "random", "call", "raise", "--hands", "30",
+                    "--seed", "9", "--duplicate", "--json", "--quiet", "--log", str(log))
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["duplicate"] is True and res["hands"] == 90  # 3 passes of 30 deals
+    assert [p["hands"] for p in res["players"]] == [90, 90, 90]
+    assert sum(p["chips"] for p in res["players"]) == pytest.approx(0)
+    # Every deal was played once from each seat: the cards by position repeat per pass.
+    hands = parse_log(log.read_text()).hands
+    for h in hands[:30]:
+        twins = [x for x in hands if x.hand_no % 30 == h.hand_no]
+        assert len({x.holes for x in twins}) == 1
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["leduc.limit.2p", "--players", "call", "--hands", "5"], "has 2 seats, but 1 players"),
+        (["nope", "--players", "call", "call", "--hands", "5"], "unknown game 'nope'"),
+        (["leduc.limit.2p", "--players", "call", "call", "--hands", "0"], "--hands must be positive"),
+        (["leduc.limit.2p", "--players", "call", "call", "--hands", "5", "--mqtt", "h:0"], "port 0"),
+    ],
+)
+def test_bad_input_is_one_line(argv, message, capsys):
+    assert main(["match", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def _subscribe(port: int, topic: str, got: list, ready: threading.Event, stop: threading.Event) -> None:
+    async def go():
+        async with aiomqtt.Client("127.0.0.1", port) as sub:
+            await sub.subscribe(topic, qos=1)
+            ready.set()
+            async with asyncio.timeout(120):
+                async for msg in sub.messages:
+                    got.append((str(msg.topic), json.loads(msg.payload)))
+                    if stop.is_set():
+                        return
+
+    try:
+        asyncio.run(go())
+    except (TimeoutError, aiomqtt.MqttError):
+        pass
+
+
+def test_match_publishes_telemetry(tmp_path):
+    broker = Broker(tmp_path)
+    broker.start()
+    got: list = []
+    ready, stop = threading.Event(), threading.Event()
+    t = threading.Thread(target=_subscribe, args=(broker.port, "pokerbot/#", got, ready, stop), daemon=True)
+    t.start()
+    assert ready.wait(10)
+    try:
+        out = run_match("leduc.limit.2p", "--players", "call", "random", "--hands", "40", "--seed", "3",
+                        "--mqtt", f"127.0.0.1:{broker.port}", "--json", "--quiet",
+                        "--log", str(tmp_path / "l.log"))
+        assert out.returncode == 0, out.stderr
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and sum(t.endswith("/hand") for t, _ in got) < 80:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        broker.kill()
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    for player in res["players"]:
+        name = player["name"]
+        hands = [p for t, p in got if t == f"pokerbot/{name}/hand"]
+        assert [h["hand"] for h in hands] == list(range(40))
+        assert sum(h["chips"] for h in hands) == pytest.approx(player["chips"])
+        scores = [p for t, p in got if t == f"pokerbot/{name}/score"]
+        assert scores[-1]["hands"] == 40 and scores[-1]["chips"] == pytest.approx(player["chips"])
+        states = [p["state"] for t, p in got if t == f"pokerbot/{name}/status"]
+        assert states[0] == "online" and states[-1] == "finished"
+
+
+def test_broker_dying_mid_match_costs_no_hand(tmp_path):
+    broker = Broker(tmp_path)
+    broker.start()
+    log = tmp_path / "d.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "match", "holdem.nolimit.2p.reverse_blinds",
+         "--players", "random", "call", "--hands", "3000", "--seed", "4", "--quiet", "--json",
+         "--mqtt", f"127.0.0.1:{broker.port}", "--log", str(log)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not log.exists() or log.read_text().count("STATE:") < 20):
+            time.sleep(0.05)
+        broker.kill()  # mid-match
+        out, err = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+        broker.kill()
+    assert proc.returncode == 0, err
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["hands"] == 3000
+    assert parse_log(log.read_text()).score is not None
+    warnings = "".join((tmp_path / f"d.player{i}.err").read_text() for i in (1, 2))
+    assert "unavailable" in warnings  # each bot warned instead of failing
