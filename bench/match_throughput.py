@@ -41,7 +41,7 @@ TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
 def run_match(bot: str, hands: int, workdir: Path) -> float:
     """Wall seconds of one ``pokerbot match`` with two copies of ``bot``."""
     log = workdir / f"{bot}.{hands}.log"
-    cmd = [sys.executable, "-m", "agent.cli", "match", GAME, "--players", bot, bot,
+    cmd = [sys.executable, "-m", "agent", "match", GAME, "--players", bot, bot,
            "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)

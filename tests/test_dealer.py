@@ -397,7 +397,7 @@ def test_second_client_for_a_taken_seat_is_turned_away() -> None:
 
 
 def test_dealer_and_play_commands_as_processes(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "agent.cli"]
+    cmd = [sys.executable, "-m", "agent"]
     root = Path(__file__).resolve().parents[1]
     dealer = subprocess.Popen(
         cmd + ["dealer", "leduc.limit.2p", "--hands", "50", "--seed", "3", "--players", "alice", "bob",
@@ -433,7 +433,7 @@ def test_play_command_reports_a_refused_connection() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nobody listens here once closed
     root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "agent.cli", "play", "--port", str(port)],
+    r = subprocess.run([sys.executable, "-m", "agent", "play", "--port", str(port)],
                        capture_output=True, text=True, cwd=root, timeout=MATCH_TIMEOUT, check=False)
     assert r.returncode == 1 and "cannot connect" in r.stderr and len(r.stderr.splitlines()) == 1
 

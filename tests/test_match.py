@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_match(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent.cli", "match", *argv], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "agent", "match", *argv], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -129,7 +129,7 @@ def test_broker_dying_mid_match_costs_no_hand(tmp_path):
     broker.start()
     log = tmp_path / "d.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent.cli", "match", "holdem.nolimit.2p.reverse_blinds",
+        [sys.executable, "-m", "agent", "match", "holdem.nolimit.2p.reverse_blinds",
          "--players", "random", "call", "--hands", "3000", "--seed", "4", "--quiet", "--json",
          "--mqtt", f"127.0.0.1:{broker.port}", "--log", str(log)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

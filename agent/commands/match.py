@@ -73,7 +73,7 @@ def _mqtt_argv(args: argparse.Namespace) -> list[str]:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agent.cli", *args]
+    return [sys.executable, "-m", "agent", *args]
 
 
 def run(args: argparse.Namespace) -> int:
