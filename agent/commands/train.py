@@ -1,0 +1,307 @@
+"""``pokerbot train``: solve the abstract game with a CFR-family algorithm and write the
+average strategy (solver.strategy_io), with checkpoints to stop and resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from poker.game import load_game
+from solver.best_response import Result, exploitability
+from solver.mccfr import (
+    ALGORITHMS,
+    SampledCFRSolver,
+    TrainResult,
+    load_checkpoint,
+    make_training_solver,
+    restore_checkpoint,
+    save_checkpoint,
+    train,
+    warm_up,
+)
+from solver.problem import make_problem
+from solver.strategy_io import save_strategy
+
+from ..cli import UserError
+from ..progress import Progress
+
+#: Exploitability is computed during training only for tables up to this many entries
+#: (an exact best response walks every board and hand; larger games take minutes).
+EVAL_MAX_ENTRIES = 20_000_000
+#: ``--dtype auto`` keeps float64 tables up to this many entries, float32 above.
+AUTO_FLOAT32_ENTRIES = 100_000_000
+_SAMPLED = ("es", "os", "tcfr")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``train`` subcommand."""
+    p = sub.add_parser(
+        "train",
+        help="solve the abstract game (cfr, cfr+, es, os, tcfr) and write the average strategy",
+        description=(
+            "Train a strategy for GAME with vector-form CFR or CFR+ (exact traversal over all "
+            "hands), external- or outcome-sampling MCCFR, or Targeted CFR, for --seconds of "
+            "solving and/or until --iterations in total, and write the average strategy to "
+            "--out. A progress bar shows iterations/s, nodes/s and, where the game is small "
+            "enough, the exploitability (mbb/g). Ctrl-C stops cleanly: the strategy and a "
+            "checkpoint (OUT.ckpt unless --checkpoint) are written; run the same command "
+            "with --resume CHECKPOINT to continue."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  pokerbot train kuhn.limit.2p --algo cfr+ --iterations 1000 --out kuhn.strategy\n"
+            "  pokerbot train leduc.limit.2p --algo es --seconds 10 --out leduc.strategy --seed 1\n"
+            "  pokerbot train leduc.limit.2p --algo tcfr --targeting 01:0.2,1:0.8 --iterations 2000000 --out l.strategy\n"
+            "  pokerbot train holdem.nolimit.2p.short20 --betting 1p,cap1 --algo tcfr --threads 2 \\\n"
+            "      --seconds 600 --out short20.strategy --checkpoint short20.ckpt --checkpoint-every 120\n"
+            "  pokerbot train leduc.limit.2p --algo es --iterations 8000000 --out l.strategy --resume l.strategy.ckpt"
+        ),
+    )
+    p.add_argument("game", help="a shipped game name or a .game file")
+    p.add_argument("--algo", required=True, choices=ALGORITHMS, help="the algorithm")
+    p.add_argument(
+        "--betting", metavar="SPEC", help="bet-size abstraction (no-limit games only), e.g. '1p,a'"
+    )
+    p.add_argument(
+        "--abstraction", metavar="DIR", help="card abstraction directory (not supported yet)"
+    )
+    p.add_argument("--seconds", type=float, metavar="T", help="seconds of solving in this run")
+    p.add_argument(
+        "--iterations", type=int, metavar="N", help="stop once N iterations are done in total"
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="strategy file to write")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the sampled algorithms (default 0)",
+    )
+    p.add_argument(
+        "--threads", type=int, default=1, metavar="K", help="Hogwild threads (es, os, tcfr)"
+    )
+    p.add_argument(
+        "--dtype",
+        choices=("auto", "float64", "float32"),
+        default="auto",
+        help=f"table precision of es/os/tcfr (auto: float32 above {AUTO_FLOAT32_ENTRIES:,} entries)",
+    )
+    p.add_argument(
+        "--averaging",
+        choices=("uniform", "linear"),
+        default="uniform",
+        help="average-strategy weights of es/os/tcfr (default uniform)",
+    )
+    p.add_argument("--epsilon", type=float, metavar="E", help="os: exploration (default 0.6)")
+    p.add_argument(
+        "--targeting",
+        metavar="SPEC",
+        help="tcfr: tau, e.g. mod40, game1, game2, full, '0123:0.2,23:0.8' or "
+        "'mod40:03@38-39;13@31-37;23@1-30' (default: mod40 for 4 streets, else 1 iteration in 10 full)",
+    )
+    p.add_argument("--importance", action="store_true", help="tcfr: scale regret updates by 1/q")
+    p.add_argument(
+        "--close-threshold",
+        type=float,
+        metavar="X",
+        help="tcfr: also explore decisions whose top two regrets differ by less than X chips",
+    )
+    p.add_argument(
+        "--pure",
+        action="store_true",
+        help="tcfr: play the highest-regret action (no regret matching)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="FILE",
+        help="checkpoint file, written at the end (and every --checkpoint-every seconds)",
+    )
+    p.add_argument(
+        "--checkpoint-every", type=float, metavar="T", help="seconds between checkpoints"
+    )
+    p.add_argument(
+        "--resume", type=Path, metavar="FILE", help="continue the run saved in this checkpoint"
+    )
+    p.add_argument(
+        "--eval-every",
+        type=float,
+        metavar="T",
+        help="seconds between exploitability evaluations (0: only at the end; "
+        f"skipped for tables over {EVAL_MAX_ENTRIES:,} entries)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _options(args: argparse.Namespace, size: int) -> dict[str, Any]:
+    """Constructor options of the chosen algorithm; options of other algorithms are errors."""
+    algo = args.algo
+    given = {
+        "--epsilon": (args.epsilon is not None, ("os",)),
+        "--targeting": (args.targeting is not None, ("tcfr",)),
+        "--importance": (args.importance, ("tcfr",)),
+        "--close-threshold": (args.close_threshold is not None, ("tcfr",)),
+        "--pure": (args.pure, ("tcfr",)),
+        "--threads": (args.threads != 1, _SAMPLED),
+        "--dtype": (args.dtype != "auto", _SAMPLED),
+        "--averaging": (args.averaging != "uniform", _SAMPLED),
+    }
+    for flag, (used, algos) in given.items():
+        if used and algo not in algos:
+            raise UserError(f"{flag} applies to --algo {' / '.join(algos)}, not {algo}")
+    if algo not in _SAMPLED:
+        return {}
+    if args.threads < 1:
+        raise UserError(f"--threads must be at least 1, not {args.threads}")
+    dtype = args.dtype
+    if dtype == "auto":
+        dtype = "float32" if size > AUTO_FLOAT32_ENTRIES else "float64"
+    opts: dict[str, Any] = {
+        "seed": args.seed,
+        "threads": args.threads,
+        "dtype": dtype,
+        "averaging": args.averaging,
+    }
+    if algo == "os" and args.epsilon is not None:
+        opts["epsilon"] = args.epsilon
+    if algo == "tcfr":
+        opts.update(
+            targeting=args.targeting,
+            importance=args.importance,
+            close_threshold=args.close_threshold or 0.0,
+            pure=args.pure,
+        )
+    return opts
+
+
+@dataclass
+class _Monitor:
+    """Exploitability of the average strategy at intervals of solving time."""
+
+    solver: Any
+    enabled: bool
+    every: float
+    last_eval: float = 0.0
+    last_ckpt: float = 0.0
+    result: Result | None = None
+
+    def evaluate(self) -> Result:
+        self.result = exploitability(None, self.solver.average_strategy())
+        return self.result
+
+    def maybe_evaluate(self, seconds: float) -> None:
+        if self.enabled and self.every > 0 and seconds - self.last_eval >= self.every:
+            self.last_eval = seconds
+            self.evaluate()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, report, write the strategy (and checkpoints)."""
+    if args.abstraction is not None:
+        raise UserError(
+            "card abstraction not supported yet (--abstraction): train lossless for now"
+        )
+    if args.seconds is None and args.iterations is None:
+        raise UserError("give --seconds T and/or --iterations N")
+    if args.seconds is not None and args.seconds < 0:
+        raise UserError(f"--seconds must not be negative, not {args.seconds}")
+    if args.iterations is not None and args.iterations < 0:
+        raise UserError(f"--iterations must not be negative, not {args.iterations}")
+    if args.seed < 0:
+        raise UserError(f"--seed must not be negative, not {args.seed}")
+    for flag, value in (
+        ("--checkpoint-every", args.checkpoint_every),
+        ("--eval-every", args.eval_every),
+    ):
+        if value is not None and value < 0:
+            raise UserError(f"{flag} must not be negative, not {value}")
+    if not args.out.parent.is_dir():
+        raise UserError(f"--out {args.out}: folder {args.out.parent} does not exist")
+    game = load_game(args.game)
+    ckpt = load_checkpoint(args.resume) if args.resume is not None else None
+    problem = make_problem(game, args.betting)
+    options = _options(args, problem.size)
+    solver = make_training_solver(problem, args.algo, **options)
+    done_seconds = 0.0
+    if ckpt is not None:
+        restore_checkpoint(solver, ckpt)
+        done_seconds = ckpt.seconds
+    checkpoint_path = args.checkpoint or args.out.with_name(args.out.name + ".ckpt")
+    sampled = isinstance(solver, SampledCFRSolver)
+    warm_up(args.algo, options.get("dtype", "float64"), options.get("threads", 1))
+
+    can_eval = problem.size <= EVAL_MAX_ENTRIES
+    eval_every = args.eval_every
+    if eval_every is None:
+        eval_every = max(1.0, args.seconds / 10) if args.seconds else 5.0
+    left = None if args.iterations is None else max(0, args.iterations - solver.iterations)
+    progress = Progress(left, f"train {args.algo}", unit=" it", enabled=not args.quiet)
+    monitor = _Monitor(solver, can_eval, eval_every)
+
+    def callback(s: Any, res: TrainResult) -> bool:
+        extra: dict[str, Any] = {"t": f"{res.seconds:.1f}s"}
+        if sampled and res.seconds > 0:
+            extra["nodes/s"] = f"{res.nodes / res.seconds:,.0f}"
+        monitor.maybe_evaluate(res.seconds)
+        if monitor.result is not None:
+            extra["expl"] = f"{monitor.result.mbb_per_game:.3f} mbb/g"
+        if args.checkpoint_every and res.seconds - monitor.last_ckpt >= args.checkpoint_every:
+            monitor.last_ckpt = res.seconds
+            save_checkpoint(checkpoint_path, s, seconds=done_seconds + res.seconds)
+        progress.update(res.iterations, **extra)
+        return False
+
+    res = TrainResult()
+    if left is None or left > 0:
+        res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
+    interrupted = res.interrupted
+    strategy = solver.average_strategy()
+    final = exploitability(None, strategy) if can_eval else None
+    end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
+    progress.update(res.iterations, **end)
+    progress.close()
+    save_strategy(args.out, strategy, "float32" if options.get("dtype") == "float32" else "float64")
+    wrote_ckpt = None
+    if interrupted or args.checkpoint is not None or args.checkpoint_every:
+        save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
+        wrote_ckpt = str(checkpoint_path)
+    doc = {
+        "game": game.name,
+        "algorithm": args.algo,
+        "betting": problem.tree.betting_spec,
+        "options": solver.options() if sampled else {},
+        "iterations": solver.iterations,
+        "iterations_this_run": res.iterations,
+        "seconds": round(res.seconds, 6),
+        "iterations_per_s": res.iterations / res.seconds if res.seconds > 0 else None,
+        "nodes_per_s": res.nodes / res.seconds if sampled and res.seconds > 0 else None,
+        "threads": options.get("threads", 1),
+        "seed": args.seed if sampled else None,
+        "table_entries": problem.size,
+        "exploitability": final.exploitability if final is not None else None,
+        "mbb_per_game": final.mbb_per_game if final is not None else None,
+        "out": str(args.out),
+        "checkpoint": wrote_ckpt,
+        "interrupted": interrupted,
+    }
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        expl = f", exploitability {final.mbb_per_game:.4f} mbb/g" if final is not None else ""
+        print(
+            f"{args.algo}: {solver.iterations:,} iterations{expl}; wrote {args.out}"
+            + (f" and checkpoint {wrote_ckpt}" if wrote_ckpt else "")
+        )
+    if interrupted:
+        print(
+            f"pokerbot train: interrupted; resume with --resume {checkpoint_path}", file=sys.stderr
+        )
+        return 130
+    return 0

@@ -1,0 +1,526 @@
+"""Numba kernel of the sampled CFR family: external sampling, outcome sampling, Targeted CFR.
+
+:func:`run_iterations` runs whole iterations. Each deals the whole hand up front (both
+players' private hands and every board card, hence each player's bucket on every street
+and the showdown result) and then walks the flat public betting tree (``solver.tree``)
+once per player with those fixed buckets. Information sets and table entries are
+addressed as in vector-form CFR (``offset[node] + bucket * n_child[node] + action``), so
+the tables it fills are read by the same best response and strategy files.
+
+* Targeted CFR (Jackson 2017, Algorithm 1), and with every street targeted on every
+  iteration external sampling (Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte Carlo
+  sampling for regret minimization in extensive games", Section 3): the traverser
+  explores every action where its street is targeted (or its decision is close) and
+  updates regrets there; elsewhere the actor plays one sampled action and nothing is
+  updated.
+* Outcome sampling (same paper, Section 3): one trajectory, the traverser's actions
+  sampled epsilon-on-policy, regrets updated with importance-weighted sampled
+  counterfactual values on the way back up.
+
+Chance is sampled on-policy, so its probability cancels between a counterfactual value
+and its sampling probability; the kernel never carries it.
+
+The walk uses an explicit stack (numba cannot load a cached recursive kernel in a new
+process) whose frames are only the nodes where the traverser branches: a node where one
+action is sampled hands its child's value through unchanged, so the walk just moves on.
+RNG state (xorshift64*: Marsaglia 2003, "Xorshift RNGs"; Vigna 2016) lives in each
+thread's scratch bundle and is written back at the end of a call.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from ._kernels import CHANCE, DECISION, FOLD, KTree
+
+# Sampling schemes (the variant is chosen in Python; kernels take it as an integer).
+ALG_TARGETED = 0  # Targeted CFR; external sampling is Targeted CFR with every iteration full
+ALG_OUTCOME = 1
+
+# Weight of iteration t's contribution to the average strategy.
+AVG_UNIFORM = 0  # 1
+AVG_LINEAR = 1  # t (1-based)
+
+_MUL = np.uint64(0x2545F4914F6CDD1D)
+_S12 = np.uint64(12)
+_S25 = np.uint64(25)
+_S27 = np.uint64(27)
+_S11 = np.uint64(11)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+class KDeal(NamedTuple):
+    """What a deal needs: board-state navigation, the bucket map and showdown strengths.
+
+    Board states and hands are those of :mod:`solver.chance`; ``strength[j, h]`` is the
+    strength of hand ``h`` on the j-th board state of the last street (higher wins) and
+    ``hand_mask[h]`` the bit set of its deck indices. ``deals`` lists every deal as
+    (final board state, hand 0, hand 1) when the game is small enough to list them
+    (else it has no rows): deals are then drawn without replacement, a shuffled pass over
+    the whole list at a time (stratified sampling of chance).
+    """
+
+    root_states: np.ndarray  # int32[r]
+    bs_child: np.ndarray  # int32[B]
+    bs_n_child: np.ndarray  # int32[B]
+    bs_parent: np.ndarray  # int32[B]: -1 for first-street board states
+    bucket: np.ndarray  # int32[B, H]
+    hand_mask: np.ndarray  # int64[H]
+    strength: np.ndarray  # int64[Bf, H]
+    sd_first: int
+    deals: np.ndarray  # int32[n, 3]
+
+
+class KConfig(NamedTuple):
+    """The variant and its parameters (all plain numbers and small arrays).
+
+    Targeting: on iteration ``it`` (0-based) the targeted streets are the bit set
+    ``target_mask[it % modulus]`` if ``modulus`` > 0, else ``target_mask[k]`` with
+    probability ``target_cum[k] - target_cum[k - 1]``. ``q_mask``/``q_freq``: the
+    distinct targeted sets and how often each occurs, for the 1/q correction.
+    """
+
+    algo: int
+    epsilon: float  # outcome sampling: exploration
+    target_mask: np.ndarray  # int64[k]
+    target_cum: np.ndarray  # float64[k]
+    modulus: int
+    q_mask: np.ndarray  # int64[m]
+    q_freq: np.ndarray  # float64[m]
+    importance: int  # Targeted CFR: scale regret updates by 1/q
+    close: float  # Targeted CFR: explore traverser decisions whose top two regrets differ by less
+    pure: int  # current strategy = the highest-regret action instead of regret matching
+    averaging: int  # AVG_UNIFORM or AVG_LINEAR
+    all_mask: int  # bit set of every street
+    prefetch: int  # prefetch the children's table rows (tables larger than the caches)
+
+
+class KScratch(NamedTuple):
+    """One thread's scratch space and RNG state (``D`` = tree depth + 2, ``A`` = most actions,
+    ``S`` = streets)."""
+
+    frames: np.ndarray  # int64[D, 3]: node, next action / sampled action, close flag
+    vals: np.ndarray  # float64[D, A]: action values of a branching node
+    sig: np.ndarray  # float64[D, A]: current strategy at a node of the path
+    rho: (
+        np.ndarray
+    )  # float64[D + 1, S]: traverser's sampling probability per street (last row: live)
+    reach: np.ndarray  # float64[D]: opponent reach at a node of the path (outcome sampling)
+    bk: np.ndarray  # int32[2, S]: each player's bucket per street
+    path: np.ndarray  # int64[S]: board state per street
+    rng: np.ndarray  # uint64[1]: xorshift64* state
+    order: np.ndarray  # int32[n]: this thread's permutation of the listed deals
+    cursor: np.ndarray  # int64[1]: next position in ``order``
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """Hint the CPU to load ``arr[idx]`` for writing (LLVM ``llvm.prefetch``); no effect
+    on results. The deal fixes every bucket up front, so a node knows its children's
+    table rows before it samples: fetching them early overlaps the cache misses of
+    consecutive nodes on a table larger than the caches."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        # (address, write, locality 3 = keep in all cache levels, data cache)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _uniform(state: np.uint64) -> tuple[np.uint64, float]:
+    """Next xorshift64* state and a uniform double in [0, 1) from its top 53 bits."""
+    x = state
+    x ^= x >> _S12
+    x ^= x << _S25
+    x ^= x >> _S27
+    return x, float((x * _MUL) >> _S11) * _TO_UNIT
+
+
+@njit(cache=True, inline="always")
+def _below(u: float, n: int) -> int:
+    """floor(u * n) for u in [0, 1), clamped into 0..n-1."""
+    k = int(u * n)
+    return k if k < n else n - 1
+
+
+@njit(cache=True, inline="always")
+def _sample_prob(
+    q_mask: np.ndarray, q_freq: np.ndarray, rho: np.ndarray, row: int, st: int, close: int
+) -> float:
+    """q(I): how often the traverser's information set I on street ``st`` is updated.
+
+    ``rho[row, s]``: the probability that sampling from sigma at the traverser's
+    decisions on street s before I (close ones excepted: they are always explored) picks
+    this path's actions. Under a targeted set R, I is updated if its street is in R or
+    its decision is close, and it is reached with the product of ``rho`` over the streets
+    outside R (streets in R are explored). q(I) sums that over R, weighted by tau(R)
+    (Jackson 2017, the 1/q remark after Algorithm 1; Lanctot et al. 2009, Section 3:
+    v~ = ... / q). Opponent and chance factors cancel (they are sampled on-policy).
+    """
+    q = 0.0
+    for k in range(q_mask.shape[0]):
+        m = q_mask[k]
+        if (m >> st) & 1:
+            last = st - 1
+        elif close:
+            last = st
+        else:
+            continue
+        p = q_freq[k]
+        for s in range(last + 1):
+            if not (m >> s) & 1:
+                p *= rho[row, s]
+        q += p
+    return q
+
+
+@njit(cache=True, nogil=True)
+def run_iterations(
+    t: KTree,
+    d: KDeal,
+    g: KConfig,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    sc: KScratch,
+    start: int,
+    count: int,
+    stride: int,
+) -> int:
+    """Run ``count`` iterations numbered ``start, start + stride, ...`` (0-based); return
+    the nodes touched.
+
+    One iteration = one deal and one traversal of it per player (0 then 1). The
+    sections below are the deal, the targeted streets and the walk (each documented
+    where it starts). Every array is bound once, at the top: binding arrays inside
+    per-traversal code costs atomic reference counts that took most of the time on
+    small trees.
+
+    The kernel releases the GIL, so several Python threads can run it at once on the
+    same tables, each with its own scratch bundle (Hogwild; see
+    :meth:`solver.mccfr.SampledCFRSolver.iterate`).
+    """
+    kind = t.kind
+    player = t.player
+    street = t.street
+    child = t.child
+    n_child = t.n_child
+    offset = t.offset
+    spent = t.spent
+    root_states = d.root_states
+    bs_child = d.bs_child
+    bs_n_child = d.bs_n_child
+    bs_parent = d.bs_parent
+    bucket = d.bucket
+    hand_mask = d.hand_mask
+    strength = d.strength
+    deals = d.deals
+    sd_first = d.sd_first
+    frames = sc.frames
+    vals = sc.vals
+    sig = sc.sig
+    rho = sc.rho
+    reach = sc.reach
+    bk = sc.bk
+    path = sc.path
+    order = sc.order
+    target_mask = g.target_mask
+    target_cum = g.target_cum
+    q_mask = g.q_mask
+    q_freq = g.q_freq
+    algo = g.algo
+    eps = g.epsilon
+    modulus = g.modulus
+    importance = g.importance
+    close_at = g.close
+    pure = g.pure
+    all_mask = g.all_mask
+    prefetch = g.prefetch
+    n_streets = bk.shape[1]
+    n_deals = deals.shape[0]
+    n_h = hand_mask.shape[0]
+    n_targets = target_mask.shape[0]
+    live = rho.shape[0] - 1
+    state = sc.rng[0]
+    cur = sc.cursor[0]
+    nodes = 0
+    for k in range(count):
+        it = start + k * stride
+        avg_w = float(it + 1) if g.averaging == AVG_LINEAR else 1.0
+
+        # -- Deal the whole hand up front. Listed deals: the next one of a shuffled pass
+        # (Fisher-Yates at the start of each pass). Otherwise the board is one uniformly
+        # chosen child board state per street (every deal of a street's cards is equally
+        # likely) and the hands are uniform over those missing the final board, the
+        # second also missing the first (rejection sampling). Either way every deal of
+        # hands and board is equally likely.
+        if n_deals > 0:
+            if cur == 0:
+                for i in range(n_deals - 1, 0, -1):
+                    state, u = _uniform(state)
+                    j = _below(u, i + 1)
+                    tmp = order[i]
+                    order[i] = order[j]
+                    order[j] = tmp
+            row = order[cur]
+            cur = cur + 1 if cur + 1 < n_deals else 0
+            bs = deals[row, 0]
+            h0 = deals[row, 1]
+            h1 = deals[row, 2]
+            b = bs
+            for s in range(n_streets - 1, -1, -1):
+                path[s] = b
+                b = bs_parent[b]
+        else:
+            state, u = _uniform(state)
+            bs = root_states[_below(u, root_states.shape[0])]
+            path[0] = bs
+            for s in range(1, n_streets):
+                state, u = _uniform(state)
+                bs = bs_child[bs] + _below(u, bs_n_child[bs])
+                path[s] = bs
+            while True:
+                state, u = _uniform(state)
+                h0 = _below(u, n_h)
+                if bucket[bs, h0] >= 0:
+                    break
+            while True:
+                state, u = _uniform(state)
+                h1 = _below(u, n_h)
+                if bucket[bs, h1] >= 0 and (hand_mask[h1] & hand_mask[h0]) == 0:
+                    break
+        for s in range(n_streets):
+            bk[0, s] = bucket[path[s], h0]
+            bk[1, s] = bucket[path[s], h1]
+        k0 = strength[bs - sd_first, h0]
+        k1 = strength[bs - sd_first, h1]
+        res0 = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+
+        # Targeted streets of this iteration (a bit set), the same for both players.
+        mask = all_mask
+        if algo == ALG_TARGETED and n_targets > 1:
+            if modulus > 0:
+                mask = target_mask[it % modulus]
+            else:
+                state, u = _uniform(state)
+                mask = target_mask[n_targets - 1]
+                for j in range(n_targets - 1):
+                    if u < target_cum[j]:
+                        mask = target_mask[j]
+                        break
+        full = mask == all_mask
+
+        for trav in range(2):
+            # -- One walk. Targeted CFR (Jackson 2017, Algorithm 1), which with every
+            # street targeted is external sampling: at a traverser node on a targeted
+            # street, or whose top two regrets differ by less than ``close_at``,
+            # evaluate every action, return c = sum_a sigma(a) v(a) and add
+            # v(a) - c (times 1/q with ``importance``) to the regrets; elsewhere the
+            # actor plays one action sampled from its current strategy and nothing is
+            # updated, except that on full iterations the opponent's average sums get
+            # avg_w sigma at its nodes (no rescaling needed: Gibson et al. 2012;
+            # ``pure``: the played action gets avg_w). The explicit stack holds only
+            # branching nodes: a sampled node hands its child's value through
+            # unchanged, so the walk just moves on to that child.
+            #
+            # Outcome sampling (Lanctot et al. 2009, Section 3): every node is sampled
+            # (a frame each); the traverser samples from (1 - eps) sigma + eps uniform,
+            # the opponent from sigma; the opponent's average sums get
+            # avg_w pi_{-i} sigma / q(z[h]) (stochastically weighted averaging; pi_{-i}
+            # is the opponent's own reach, q the prefix's sampling probability). Back
+            # up, at each traverser node with sampled action a: W = u(z) pi_{-i}(z[I])
+            # / q(z), v(I, a) = W pi(z[Ia], z), v(I) = sigma(a) v(I, a), and
+            # r(I, b) += [b = a] v(I, a) - v(I).
+            #
+            # Regret matching, sampling and payoffs are written out in place: helper
+            # calls taking arrays cost atomic reference counts in this loop.
+            if importance:
+                for s in range(n_streets):
+                    rho[live, s] = 1.0
+            dep = 0
+            node = 0
+            opp = 1.0
+            samp = 1.0
+            while True:
+                nodes += 1
+                kd = kind[node]
+                if kd == CHANCE:
+                    node = child[node]
+                    continue
+                if kd == DECISION:
+                    actor = player[node]
+                    st = street[node]
+                    n = n_child[node]
+                    o = offset[node] + bk[actor, st] * n
+                    if prefetch:
+                        # Children's rows (through chance nodes) before this row is read.
+                        for j in range(n):
+                            c = child[node] + j
+                            while kind[c] == CHANCE:
+                                c = child[c]
+                            if kind[c] == DECISION:
+                                pa = player[c]
+                                oc = offset[c] + bk[pa, street[c]] * n_child[c]
+                                _prefetch(regrets, oc)  # type: ignore[call-arg]
+                                if pa != trav and (full or algo == ALG_OUTCOME):
+                                    _prefetch(avg, oc)  # type: ignore[call-arg]
+                    # Current strategy sigma(I) into sig[dep] (Zinkevich et al. 2007,
+                    # Eq. 8; ``pure``: the highest regret, lowest index on ties).
+                    r1 = regrets[o]
+                    r2 = -np.inf
+                    best = 0
+                    total = max(0.0, r1)
+                    for a in range(1, n):
+                        r = regrets[o + a]
+                        if r > 0.0:
+                            total += r
+                        if r > r1:
+                            r2 = r1
+                            r1 = r
+                            best = a
+                        elif r > r2:
+                            r2 = r
+                    if pure:
+                        for a in range(n):
+                            sig[dep, a] = 0.0
+                        sig[dep, best] = 1.0
+                    elif total > 0.0:
+                        inv = 1.0 / total
+                        for a in range(n):
+                            r = regrets[o + a]
+                            sig[dep, a] = r * inv if r > 0.0 else 0.0
+                    else:
+                        for a in range(n):
+                            sig[dep, a] = 1.0 / n
+                    if algo == ALG_TARGETED and actor == trav:
+                        close = 1 if close_at > 0.0 and r1 - r2 < close_at else 0
+                        if close or (mask >> st) & 1:
+                            frames[dep, 0] = node
+                            frames[dep, 1] = 0
+                            frames[dep, 2] = close
+                            if importance:
+                                for s in range(n_streets):
+                                    rho[dep, s] = rho[live, s]
+                                if not close:
+                                    rho[live, st] *= sig[dep, 0]
+                            dep += 1
+                            node = child[node]
+                            continue
+                    # Sample one action from sigma (epsilon-on-policy for outcome
+                    # sampling's traverser).
+                    state, u = _uniform(state)
+                    explore = algo == ALG_OUTCOME and actor == trav
+                    if explore and u < eps:
+                        a = _below(u / eps, n)
+                    else:
+                        if explore:
+                            u = (u - eps) / (1.0 - eps)
+                        a = n - 1
+                        acc = 0.0
+                        for j in range(n - 1):
+                            acc += sig[dep, j]
+                            if u < acc:
+                                a = j
+                                break
+                    if algo == ALG_TARGETED:
+                        if actor == trav:
+                            if importance:
+                                rho[live, st] *= sig[dep, a]
+                        elif full:
+                            if pure:
+                                avg[o + a] += avg_w
+                            else:
+                                for b in range(n):
+                                    avg[o + b] += avg_w * sig[dep, b]
+                    else:
+                        if actor == trav:
+                            samp *= eps / n + (1.0 - eps) * sig[dep, a]
+                            reach[dep] = opp
+                        else:
+                            w = avg_w * opp / samp
+                            for b in range(n):
+                                avg[o + b] += w * sig[dep, b]
+                            opp *= sig[dep, a]
+                            samp *= sig[dep, a]
+                        frames[dep, 0] = node
+                        frames[dep, 1] = a
+                        dep += 1
+                    node = child[node] + a
+                    continue
+                # Terminal: the traverser's chips won, net of its own stake.
+                if kd == FOLD:
+                    folder = player[node]
+                    ret = (
+                        -float(spent[node, trav]) if folder == trav else float(spent[node, folder])
+                    )
+                else:
+                    ret = float(min(spent[node, 0], spent[node, 1])) * (
+                        res0 if trav == 0 else -res0
+                    )
+                if algo == ALG_OUTCOME:
+                    tail = 1.0
+                    for j in range(dep - 1, -1, -1):
+                        pnode = frames[j, 0]
+                        a = frames[j, 1]
+                        if player[pnode] == trav:
+                            n = n_child[pnode]
+                            o = offset[pnode] + bk[trav, street[pnode]] * n
+                            va = ret * reach[j] / samp * tail
+                            v = sig[j, a] * va
+                            for b in range(n):
+                                regrets[o + b] -= v
+                            regrets[o + a] += va
+                        tail *= sig[j, a]
+                    break
+                # Ascend: hand the value to the deepest branching node; finish the
+                # nodes whose actions are all evaluated.
+                more = False
+                while dep > 0:
+                    f = dep - 1
+                    pnode = frames[f, 0]
+                    pos = frames[f, 1]
+                    vals[f, pos] = ret
+                    pos += 1
+                    n = n_child[pnode]
+                    if pos < n:
+                        frames[f, 1] = pos
+                        if importance:
+                            for s in range(n_streets):
+                                rho[live, s] = rho[f, s]
+                            if frames[f, 2] == 0:
+                                rho[live, street[pnode]] *= sig[f, pos]
+                        node = child[pnode] + pos
+                        more = True
+                        break
+                    cv = 0.0
+                    for a in range(n):
+                        cv += sig[f, a] * vals[f, a]
+                    st = street[pnode]
+                    o = offset[pnode] + bk[trav, st] * n
+                    w = 1.0
+                    if importance:
+                        w = 1.0 / _sample_prob(q_mask, q_freq, rho, f, st, frames[f, 2])
+                    for a in range(n):
+                        regrets[o + a] += w * (vals[f, a] - cv)
+                    ret = cv
+                    dep = f
+                if not more:
+                    break
+    sc.rng[0] = state
+    sc.cursor[0] = cur
+    return nodes

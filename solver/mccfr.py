@@ -1,0 +1,727 @@
+"""Monte Carlo CFR: external and outcome sampling over the public tree x per-street buckets.
+
+Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte Carlo sampling for regret
+minimization in extensive games" (NIPS), Section 3. Each iteration runs one traversal
+per player i = 0, 1 (alternating updates); a traversal:
+
+1. deals the whole hand up front (both private hands and every board card: chance is
+   sampled on-policy, so its probability cancels from every estimate) and looks up each
+   player's bucket on every street and the showdown result once;
+2. walks the betting tree with those buckets; at an information set
+   I = (decision node, bucket) the current strategy is regret matching of the cumulative
+   regrets (Zinkevich et al. 2007, Eq. 8);
+3. updates i's regrets with sampled counterfactual values,
+   r(I, a) += v~(I, a) - v~(I), where v~ is the paper's sampled counterfactual value
+   (Section 3: the sum over sampled terminals z of pi_{-i}(z[I]) pi(z[I], z) u_i(z) / q(z)).
+
+*External sampling* (:class:`ExternalSamplingSolver`): the opponent's actions are
+sampled from its current strategy and every traverser action is explored, so q = pi_{-i}
+and v~(I, a) is the value of the sampled subtree. Average strategy: the opponent's
+average sums get sigma(I) at each of its information sets the traversal passes through
+("simple" averaging; unbiased without rescaling, Gibson, Lanctot, Burch, Szafron and
+Bowling 2012, "Generalized sampling and variance in counterfactual regret
+minimization"). *Outcome sampling* (:class:`OutcomeSamplingSolver`): one trajectory; the
+traverser samples epsilon-on-policy and the opponent's average sums get
+pi_{-i} sigma(I) / q (stochastically weighted averaging, same Section 3).
+
+This module holds what every sampling scheme shares: the deal tables, the regret and
+average tables (one flat array each, addressed like vector CFR's so
+:mod:`solver.best_response` and :mod:`solver.strategy_io` read them), seeded RNG streams,
+Hogwild threads, the training loop and checkpoints. Targeted CFR (:mod:`solver.tcfr`)
+writes only its configuration; the traversals are in :mod:`solver._sampling_kernels`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import numpy as np
+
+from poker._atomic import atomic_write_bytes
+from poker.game import parse_game
+
+from . import _kernels as K
+from . import _sampling_kernels as SK
+from .cfr import CFRSolver, Strategy
+from .problem import Problem, make_problem
+
+__all__ = [
+    "ALGORITHMS",
+    "Averaging",
+    "CheckpointError",
+    "ExternalSamplingSolver",
+    "OutcomeSamplingSolver",
+    "SampledCFRSolver",
+    "TrainResult",
+    "build_deal",
+    "load_checkpoint",
+    "make_config",
+    "make_training_solver",
+    "restore_checkpoint",
+    "save_checkpoint",
+    "seed_streams",
+    "train",
+    "warm_up",
+]
+
+
+class Averaging(Enum):
+    """Weight of iteration t's contribution to the average strategy."""
+
+    UNIFORM = "uniform"  # 1 (the papers' choice)
+    LINEAR = "linear"  # t (as CFR+ does; Brown and Sandholm 2019 for sampled CFR)
+
+
+_DTYPES = {"float64": np.float64, "float32": np.float32}
+
+
+#: Games with at most this many deals (both hands and the board) list them and deal
+#: without replacement (a shuffled pass at a time): on Leduc this halves the
+#: exploitability of external sampling at equal iterations (chance variance).
+LIST_DEALS_UP_TO = 1 << 18
+#: Tables with more entries than this prefetch the next nodes' rows (see the kernels).
+PREFETCH_ABOVE = 1 << 21
+
+
+def build_deal(problem: Problem, list_up_to: int = LIST_DEALS_UP_TO) -> SK.KDeal:
+    """The deal tables of ``problem`` (board navigation, buckets, showdown strengths, and
+    the list of all deals when there are at most ``list_up_to``)."""
+    kc = problem.kchance
+    hands = problem.chance.hands
+    n_h = hands.shape[0]
+    masks = np.zeros(n_h, dtype=np.int64)
+    for j in range(hands.shape[1]):
+        masks |= np.left_shift(np.int64(1), hands[:, j].astype(np.int64))
+    n_final = kc.sd_len.shape[0]
+    strength = np.full((n_final, n_h), np.iinfo(np.int64).min, dtype=np.int64)
+    rows, cols = np.nonzero(np.arange(n_h)[None, :] < kc.sd_len[:, None])
+    strength[rows, kc.sd_order[rows, cols]] = kc.sd_key[rows, cols]
+    n_bs = kc.bucket.shape[0]
+    parent = np.full(n_bs, -1, dtype=np.int32)
+    for b in np.flatnonzero(kc.bs_n_child > 0):
+        parent[kc.bs_child[b] : kc.bs_child[b] + kc.bs_n_child[b]] = b
+    deals = np.zeros((0, 3), dtype=np.int32)
+    per_board = int(kc.sd_len[0]) * (int(kc.sd_len[0]) - 1) if n_final else 0
+    if 0 < n_final * per_board <= list_up_to:
+        rows_out = []
+        disjoint = (masks[:, None] & masks[None, :]) == 0
+        for j in range(n_final):
+            valid = kc.bucket[kc.sd_first + j] >= 0
+            h0, h1 = np.nonzero(disjoint & valid[:, None] & valid[None, :])
+            rows_out.append(np.stack([np.full(h0.size, kc.sd_first + j), h0, h1], axis=1))
+        deals = np.ascontiguousarray(np.concatenate(rows_out), dtype=np.int32)
+    return SK.KDeal(
+        root_states=kc.root_states,
+        bs_child=kc.bs_child,
+        bs_n_child=kc.bs_n_child,
+        bs_parent=parent,
+        bucket=kc.bucket,
+        hand_mask=masks,
+        strength=strength,
+        sd_first=int(kc.sd_first),
+        deals=deals,
+    )
+
+
+def seed_streams(seed: int, n: int) -> np.ndarray:
+    """``n`` independent nonzero xorshift64* states from ``seed`` (splitmix64 outputs)."""
+    if seed < 0:
+        raise ValueError(f"seed {seed} must not be negative")
+    mask = (1 << 64) - 1
+    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & mask
+    out = np.zeros(n, dtype=np.uint64)
+    for k in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        out[k] = z or 0x9E3779B97F4A7C15
+    return out
+
+
+def _scratch(problem: Problem, rng: np.ndarray, n_deals: int) -> SK.KScratch:
+    """Scratch bundles for ``len(rng)`` threads (leading axis = thread)."""
+    tree = problem.tree
+    n_t = rng.shape[0]
+    d = tree.max_depth + 2
+    a = tree.max_actions
+    s = tree.n_streets
+    return SK.KScratch(
+        frames=np.zeros((n_t, d, 3), dtype=np.int64),
+        vals=np.zeros((n_t, d, a)),
+        sig=np.zeros((n_t, d, a)),
+        rho=np.ones((n_t, d + 1, s)),
+        reach=np.zeros((n_t, d)),
+        bk=np.zeros((n_t, 2, s), dtype=np.int32),
+        path=np.zeros((n_t, s), dtype=np.int64),
+        rng=rng.reshape(n_t, 1),
+        order=np.tile(np.arange(n_deals, dtype=np.int32), (n_t, 1)),
+        cursor=np.zeros((n_t, 1), dtype=np.int64),
+    )
+
+
+def _thread(sc: SK.KScratch, k: int) -> SK.KScratch:
+    return SK.KScratch(*(x[k] for x in sc))
+
+
+def make_config(
+    algo: int,
+    n_streets: int,
+    *,
+    epsilon: float = 0.6,
+    target_mask: np.ndarray | None = None,
+    target_cum: np.ndarray | None = None,
+    modulus: int = 0,
+    q_mask: np.ndarray | None = None,
+    q_freq: np.ndarray | None = None,
+    importance: bool = False,
+    close: float = 0.0,
+    pure: bool = False,
+    averaging: Averaging = Averaging.UNIFORM,
+) -> SK.KConfig:
+    """The kernel configuration; without targeting arrays every street is always
+    targeted (external sampling). Types are fixed here so the kernels compile once."""
+    full = (1 << n_streets) - 1
+    one = np.array([full], dtype=np.int64)
+    return SK.KConfig(
+        algo=int(algo),
+        epsilon=float(epsilon),
+        target_mask=np.ascontiguousarray(
+            one if target_mask is None else target_mask, dtype=np.int64
+        ),
+        target_cum=np.ascontiguousarray(
+            np.ones(1) if target_cum is None else target_cum, dtype=np.float64
+        ),
+        modulus=int(modulus),
+        q_mask=np.ascontiguousarray(one if q_mask is None else q_mask, dtype=np.int64),
+        q_freq=np.ascontiguousarray(np.ones(1) if q_freq is None else q_freq, dtype=np.float64),
+        importance=int(bool(importance)),
+        close=float(close),
+        pure=int(bool(pure)),
+        averaging=SK.AVG_LINEAR if averaging is Averaging.LINEAR else SK.AVG_UNIFORM,
+        all_mask=int(full),
+        prefetch=0,  # the solver decides from the table size
+    )
+
+
+class SampledCFRSolver:
+    """The shared core of the sampled schemes: tables, RNG streams, threads.
+
+    ``regrets`` and ``avg_sums`` are flat arrays of ``problem.size`` entries
+    (``dtype`` 'float64' or 'float32', the latter for tables too large for memory);
+    ``threads`` > 1 runs Hogwild threads that share them, each with its own RNG stream
+    seeded from ``seed``. ``stratify``: deal without replacement when the game's deals
+    can be listed (:data:`LIST_DEALS_UP_TO`). Subclasses fix the kernel configuration.
+    """
+
+    algorithm = ""
+
+    def __init__(
+        self,
+        problem: Problem,
+        config: SK.KConfig,
+        *,
+        seed: int = 0,
+        threads: int = 1,
+        dtype: str = "float64",
+        averaging: Averaging | str = Averaging.UNIFORM,
+        stratify: bool = True,
+    ) -> None:
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
+        if threads < 1:
+            raise ValueError(f"threads {threads} must be at least 1")
+        if threads > (os.cpu_count() or 1):
+            raise ValueError(f"threads {threads} is more than the {os.cpu_count()} CPUs")
+        self.problem = problem
+        # Prefetching pays once the tables outgrow the caches (it costs ~10% on Leduc).
+        self.config = config._replace(prefetch=int(problem.size > PREFETCH_ABOVE))
+        self.seed = int(seed)
+        self.threads = int(threads)
+        self.dtype = dtype
+        self.averaging = Averaging(averaging)
+        self.stratify = bool(stratify)
+        self.iterations = 0
+        self.nodes = 0
+        # np.full writes every page now: the walks touch the tables at random, and a
+        # first touch of a lazily mapped page at random cost ~2 ms on the development VM
+        # (a 1.6 GB table spent minutes faulting), against ~0.5 s for one sequential pass.
+        self.regrets = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
+        self.avg_sums = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
+        self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify else 0)
+        self._scratch = _scratch(
+            problem, seed_streams(self.seed, self.threads), self._deal.deals.shape[0]
+        )
+        self._pool: ThreadPoolExecutor | None = None
+
+    def random_state(self) -> dict[str, np.ndarray]:
+        """Every thread's RNG state and place in its pass over the listed deals (copies)."""
+        sc = self._scratch
+        return {
+            "rng": sc.rng[:, 0].copy(),
+            "order": sc.order.copy(),
+            "cursor": sc.cursor[:, 0].copy(),
+        }
+
+    def set_random_state(self, rng: np.ndarray, order: np.ndarray, cursor: np.ndarray) -> None:
+        """Restore what :meth:`random_state` returned."""
+        sc = self._scratch
+        rng = np.asarray(rng, dtype=np.uint64)
+        if rng.shape != (self.threads,) or not rng.all():
+            raise ValueError(f"need {self.threads} nonzero RNG states, got {rng.tolist()}")
+        order = np.asarray(order)
+        cursor = np.asarray(cursor)
+        if order.shape != sc.order.shape or cursor.shape != (self.threads,):
+            raise ValueError("the deal order does not fit this game and thread count")
+        if not all(np.array_equal(np.sort(row), np.arange(row.size)) for row in order):
+            raise ValueError("the deal order is not a permutation")
+        if ((cursor < 0) | (cursor >= max(1, order.shape[1]))).any():
+            raise ValueError(f"deal cursor {cursor.tolist()} is out of range")
+        sc.rng[:, 0] = rng
+        sc.order[:] = order
+        sc.cursor[:, 0] = cursor
+
+    def options(self) -> dict[str, Any]:
+        """The settings that define the run (recorded in checkpoints)."""
+        return {"averaging": self.averaging.value, "dtype": self.dtype, "stratify": self.stratify}
+
+    def iterate(self, iterations: int = 1) -> int:
+        """Run ``iterations`` more iterations; return the nodes they touched.
+
+        With one thread the run is deterministic for a given seed, and splitting it into
+        several calls does not change it. With T threads, T Python threads each run
+        ``iterations // T`` iterations (thread k: iterations start + k, start + k + T, ...)
+        in the GIL-free kernel, on the shared tables without locks, each with its own RNG
+        stream and scratch space (Hogwild: Recht, Re, Wright and Niu 2011); the
+        remainder runs on the first stream. Races are tolerable: two threads rarely
+        update the same information set at the same moment, a lost update drops one
+        sampled increment (an unbiased estimate that later visits replace), and aligned
+        4- or 8-byte floats are never torn. The result is then reproducible only
+        statistically. (Plain threads rather than ``prange``: numba's OpenMP layer ran
+        ``prange`` on one core on the development machine, and threads add no compile.)
+        """
+        if iterations < 0:
+            raise ValueError(f"iterations {iterations} must not be negative")
+        p, g, sc = self.problem, self.config, self._scratch
+        start = self.iterations
+        per = iterations // self.threads if self.threads > 1 else 0
+        touched = 0
+        if per > 0:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="hogwild")
+                weakref.finalize(self, self._pool.shutdown, wait=False)
+            jobs = [
+                self._pool.submit(
+                    SK.run_iterations,
+                    p.ktree,
+                    self._deal,
+                    g,
+                    self.regrets,
+                    self.avg_sums,
+                    _thread(sc, k),
+                    start + k,
+                    per,
+                    self.threads,
+                )
+                for k in range(self.threads)
+            ]
+            try:
+                touched += sum(int(j.result()) for j in jobs)
+            finally:
+                wait(jobs)  # even when interrupted: no thread may outlive the call
+        rest = iterations - per * self.threads
+        if rest > 0:
+            touched += int(
+                SK.run_iterations(
+                    p.ktree,
+                    self._deal,
+                    g,
+                    self.regrets,
+                    self.avg_sums,
+                    _thread(sc, 0),
+                    start + per * self.threads,
+                    rest,
+                    1,
+                )
+            )
+        self.iterations += iterations
+        self.nodes += touched
+        return touched
+
+    def _normalise(self, table: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.problem.size)
+        K.regret_match(self.problem.ktree, self.problem.kchance, table, out, -1)
+        return out
+
+    def current_policy(self) -> np.ndarray:
+        """The current strategy (regret matching of the cumulative regrets)."""
+        if self.config.pure:
+            out = np.zeros(self.problem.size)
+            _pure_policy(self.problem, self.regrets, out)
+            return out
+        return self._normalise(self.regrets)
+
+    def average_policy(self) -> np.ndarray:
+        """The normalised average strategy (uniform where nothing was accumulated)."""
+        return self._normalise(self.avg_sums)
+
+    def average_strategy(self) -> Strategy:
+        """The average strategy as a :class:`Strategy`."""
+        return Strategy(self.problem, self.average_policy(), self.iterations, self.algorithm)
+
+
+def _pure_policy(problem: Problem, regrets: np.ndarray, out: np.ndarray) -> None:
+    tree = problem.tree
+    for node in tree.decision_nodes():
+        n = int(tree.n_child[node])
+        nb = problem.chance.n_buckets[tree.street[node]]
+        o = int(problem.offset[node])
+        block = regrets[o : o + nb * n].reshape(nb, n)
+        out[o : o + nb * n].reshape(nb, n)[np.arange(nb), block.argmax(axis=1)] = 1.0
+
+
+class ExternalSamplingSolver(SampledCFRSolver):
+    """External-sampling MCCFR (Lanctot et al. 2009, Section 3) with simple averaging."""
+
+    algorithm = "es"
+
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        seed: int = 0,
+        threads: int = 1,
+        dtype: str = "float64",
+        averaging: Averaging | str = Averaging.UNIFORM,
+        stratify: bool = True,
+    ) -> None:
+        config = make_config(
+            SK.ALG_TARGETED, problem.tree.n_streets, averaging=Averaging(averaging)
+        )
+        super().__init__(
+            problem,
+            config,
+            seed=seed,
+            threads=threads,
+            dtype=dtype,
+            averaging=averaging,
+            stratify=stratify,
+        )
+
+
+class OutcomeSamplingSolver(SampledCFRSolver):
+    """Outcome-sampling MCCFR (Lanctot et al. 2009, Section 3) with epsilon-on-policy
+    exploration of the traverser's actions and stochastically weighted averaging."""
+
+    algorithm = "os"
+
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        epsilon: float = 0.6,
+        seed: int = 0,
+        threads: int = 1,
+        dtype: str = "float64",
+        averaging: Averaging | str = Averaging.UNIFORM,
+        stratify: bool = True,
+    ) -> None:
+        if not 0.0 < epsilon <= 1.0:
+            raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
+        self.epsilon = float(epsilon)
+        config = make_config(
+            SK.ALG_OUTCOME, problem.tree.n_streets, epsilon=epsilon, averaging=Averaging(averaging)
+        )
+        super().__init__(
+            problem,
+            config,
+            seed=seed,
+            threads=threads,
+            dtype=dtype,
+            averaging=averaging,
+            stratify=stratify,
+        )
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "epsilon": self.epsilon}
+
+
+# --- training loop ------------------------------------------------------------------
+
+ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
+
+
+def make_training_solver(problem: Problem, algorithm: str, **options: Any) -> Any:
+    """The solver of ``algorithm`` ('cfr', 'cfr+', 'es', 'os' or 'tcfr') over ``problem``.
+
+    ``options`` go to its constructor: ``seed``, ``threads``, ``dtype``, ``averaging`` for
+    the sampled schemes, ``epsilon`` for 'os', ``targeting``, ``importance``,
+    ``close_threshold``, ``pure`` for 'tcfr', ``delay`` for 'cfr'/'cfr+'. An option the
+    algorithm does not take is an error.
+    """
+    if algorithm in ("cfr", "cfr+"):
+        from .cfr import make_solver
+
+        return make_solver(problem, algorithm, **options)
+    if algorithm == "es":
+        return ExternalSamplingSolver(problem, **options)
+    if algorithm == "os":
+        return OutcomeSamplingSolver(problem, **options)
+    if algorithm == "tcfr":
+        from .tcfr import TargetedCFRSolver  # tcfr builds on this module
+
+        return TargetedCFRSolver(problem, **options)
+    raise ValueError(f"algorithm {algorithm!r} is not one of {', '.join(ALGORITHMS)}")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` did: iterations and nodes touched in this call, solving seconds."""
+
+    iterations: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    stopped: bool = False  # the callback asked to stop
+    interrupted: bool = False  # Ctrl-C (KeyboardInterrupt) ended the loop
+
+
+def train(
+    solver: Any,
+    *,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    callback: Callable[[Any, TrainResult], bool | None] | None = None,
+    batch_seconds: float = 0.1,
+) -> TrainResult:
+    """Iterate ``solver`` (any solver with ``iterate(n)``) until ``iterations`` more
+    iterations or ``seconds`` of solving, whichever comes first.
+
+    Batches aim at ``batch_seconds`` each; ``callback(solver, result)`` runs after each
+    batch (its time is not counted) and may return True to stop. Ctrl-C ends the loop
+    with ``interrupted`` set instead of raising, so the caller can save the run; the
+    tables then hold the interrupted batch only partly counted, so a resumed run is
+    statistically, not bit-for-bit, the uninterrupted one.
+    """
+    if iterations is None and seconds is None:
+        raise ValueError("give iterations=N or seconds=T (or both)")
+    if iterations is not None and iterations < 0:
+        raise ValueError(f"iterations {iterations} must not be negative")
+    if seconds is not None and seconds < 0:
+        raise ValueError(f"seconds {seconds} must not be negative")
+    res = TrainResult()
+    step = 1
+    while True:
+        left = None if iterations is None else iterations - res.iterations
+        if left is not None and left <= 0:
+            break
+        if seconds is not None and res.seconds >= seconds:
+            break
+        n = step if left is None else min(step, left)
+        t0 = time.perf_counter()
+        try:
+            touched = solver.iterate(n)
+        except KeyboardInterrupt:
+            res.seconds += time.perf_counter() - t0
+            res.interrupted = True
+            break
+        dt = time.perf_counter() - t0
+        res.iterations += n
+        res.nodes += int(touched or 0)
+        res.seconds += dt
+        target = batch_seconds
+        if seconds is not None:
+            target = min(target, max(seconds - res.seconds, 0.0))
+        step = max(1, min(int(n / max(dt, 1e-9) * target), 4 * n))
+        try:
+            if callback is not None and callback(solver, res):
+                res.stopped = True
+                break
+        except KeyboardInterrupt:
+            res.interrupted = True
+            break
+    return res
+
+
+_warm: set[tuple[str, str, int]] = set()
+
+
+def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1) -> None:
+    """Compile (or load from numba's cache) the kernels ``algorithm`` runs, on Kuhn, so no
+    timed loop pays for it (the kernels' types do not depend on the game)."""
+    key = (algorithm, dtype, threads)
+    if key in _warm:
+        return
+    problem = make_problem("kuhn.limit.2p")
+    if algorithm in ("cfr", "cfr+"):
+        CFRSolver(problem).iterate(1)
+    else:
+        s = make_training_solver(problem, algorithm, dtype=dtype, threads=threads)
+        s.iterate(2 * threads)
+        s.average_policy()
+    _warm.add(key)
+
+
+# --- checkpoints --------------------------------------------------------------------
+
+CHECKPOINT_FORMAT = "pokerbot-training-checkpoint"
+CHECKPOINT_VERSION = 1
+_NP = {"<f8": np.float64, "<f4": np.float32, "<u8": np.uint64, "<i4": np.int32, "<i8": np.int64}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit the run; the message says why."""
+
+
+@dataclass
+class Checkpoint:
+    """A training run's state: enough to continue it exactly (one thread) or statistically."""
+
+    game_text: str
+    game_name: str
+    betting: str
+    algorithm: str
+    options: dict[str, Any]
+    iterations: int
+    nodes: int
+    seconds: float
+    seed: int
+    threads: int
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def problem(self) -> Problem:
+        """Rebuild the problem the checkpoint was made for."""
+        game = parse_game(self.game_text, source="<checkpoint>", name=self.game_name)
+        return make_problem(game, self.betting or None)
+
+
+def _pack_array(a: np.ndarray) -> dict[str, Any]:
+    a = np.ascontiguousarray(a)
+    dt = a.dtype.newbyteorder("<").str
+    return {"dtype": dt, "shape": list(a.shape), "data": a.astype(dt, copy=False).tobytes()}
+
+
+def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> None:
+    """Write ``solver``'s state (regrets, average sums, iteration count and, for sampled
+    solvers, RNG states and options) to ``path`` atomically, as one msgpack map."""
+    p = solver.problem
+    arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
+    if isinstance(solver, SampledCFRSolver):
+        algorithm = solver.algorithm
+        options = solver.options()
+        arrays.update(solver.random_state())
+        seed, threads, nodes = solver.seed, solver.threads, solver.nodes
+    else:
+        algorithm = solver.algorithm.value
+        options = {"delay": solver.delay}
+        seed, threads, nodes = 0, 1, 0
+    packed = {k: _pack_array(v) for k, v in arrays.items()}
+    digest = hashlib.sha256()
+    for k in sorted(packed):
+        digest.update(packed[k]["data"])
+    doc = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "game": p.game.to_text(),
+        "game_name": p.game.name,
+        "betting": p.tree.betting_spec,
+        "algorithm": algorithm,
+        "options": options,
+        "iterations": int(solver.iterations),
+        "nodes": int(nodes),
+        "seconds": float(seconds),
+        "seed": int(seed),
+        "threads": int(threads),
+        "table_size": int(p.size),
+        "arrays": packed,
+        "sha256": digest.hexdigest(),
+    }
+    atomic_write_bytes(Path(path), bytes(msgpack.packb(doc, use_bin_type=True)))
+
+
+def load_checkpoint(path: str | Path) -> Checkpoint:
+    """Read a checkpoint written by :func:`save_checkpoint` (checksum verified)."""
+    src = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"{src}: cannot read ({exc.strerror})") from None
+    try:
+        doc = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_ext_len=0)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise CheckpointError(f"{src}: not a msgpack checkpoint ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{src}: not a {CHECKPOINT_FORMAT} file")
+    if doc.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{src}: version {doc.get('version')} is not {CHECKPOINT_VERSION}")
+    try:
+        packed = doc["arrays"]
+        digest = hashlib.sha256()
+        for k in sorted(packed):
+            digest.update(packed[k]["data"])
+        if digest.hexdigest() != doc["sha256"]:
+            raise CheckpointError(f"{src}: checksum mismatch (the file is damaged)")
+        arrays = {}
+        for k, v in packed.items():
+            if v["dtype"] not in _NP:
+                raise CheckpointError(f"{src}: array {k} has dtype {v['dtype']!r}")
+            arrays[k] = np.frombuffer(v["data"], dtype=v["dtype"]).reshape(v["shape"]).copy()
+        return Checkpoint(
+            game_text=str(doc["game"]),
+            game_name=str(doc.get("game_name", "")),
+            betting=str(doc["betting"]),
+            algorithm=str(doc["algorithm"]),
+            options=dict(doc["options"]),
+            iterations=int(doc["iterations"]),
+            nodes=int(doc["nodes"]),
+            seconds=float(doc["seconds"]),
+            seed=int(doc["seed"]),
+            threads=int(doc["threads"]),
+            arrays=arrays,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"{src}: malformed checkpoint ({exc!r})") from None
+
+
+def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
+    """Load ``ckpt``'s tables, counts and RNG states into a solver built for the same run."""
+    p = solver.problem
+    if ckpt.game_text != p.game.to_text() or ckpt.betting != p.tree.betting_spec:
+        raise CheckpointError("the checkpoint was made for a different game or betting abstraction")
+    algorithm = solver.algorithm if isinstance(solver, SampledCFRSolver) else solver.algorithm.value
+    if ckpt.algorithm != algorithm:
+        raise CheckpointError(f"the checkpoint is of a {ckpt.algorithm} run, not {algorithm}")
+    for name in ("regrets", "avg_sums"):
+        a = ckpt.arrays.get(name)
+        if a is None or a.shape != (p.size,):
+            raise CheckpointError(f"checkpoint array {name} does not fit a table of {p.size}")
+    if isinstance(solver, SampledCFRSolver):
+        if ckpt.threads != solver.threads or ckpt.seed != solver.seed:
+            raise CheckpointError(
+                f"the checkpoint ran {ckpt.threads} thread(s) with seed {ckpt.seed}; "
+                f"resume with the same --threads and --seed"
+            )
+        if ckpt.options != solver.options():
+            raise CheckpointError(
+                f"the checkpoint's options {ckpt.options} differ from {solver.options()}"
+            )
+        try:
+            solver.set_random_state(ckpt.arrays["rng"], ckpt.arrays["order"], ckpt.arrays["cursor"])
+        except (KeyError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint random state: {exc}") from None
+        solver.nodes = ckpt.nodes
+    solver.regrets[:] = ckpt.arrays["regrets"]
+    solver.avg_sums[:] = ckpt.arrays["avg_sums"]
+    solver.iterations = ckpt.iterations

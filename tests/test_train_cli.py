@@ -1,0 +1,284 @@
+"""``pokerbot tree``, ``train`` and ``eval``, run in-process through ``agent.cli.main``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agent.cli import main
+from solver.strategy_io import load_strategy
+
+
+def _json(capsys) -> dict:
+    out = capsys.readouterr().out.strip().splitlines()
+    return json.loads(out[-1])
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["tree"], ["train"], ["eval"], ["eval", "exploitability"]],
+)
+def test_help_has_examples(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--help"])
+    assert exc.value.code == 0
+    assert "example" in capsys.readouterr().out
+
+
+def test_tree_report(capsys):
+    assert main(["tree", "leduc.limit.2p", "--json"]) == 0
+    doc = _json(capsys)
+    assert (doc["nodes"], doc["infosets"], doc["entries"]) == (90, 936, 2184)
+    assert doc["buckets"] == [6, 30] and doc["lossless"]
+    assert doc["streets"][1]["decisions"] == [15, 15]
+    assert doc["memory"]["cfr_bytes"] == 24 * 2184
+    assert doc["memory"]["sampled_float32_bytes"] == 8 * 2184
+    assert main(["tree", "holdem.nolimit.2p.short20", "--betting", "1p,cap1"]) == 0
+    text = capsys.readouterr().out
+    assert "205,201,710" in text and "GiB" in text
+    assert main(["tree", "leduc.limit.2p", "--buckets", "3,4", "--json"]) == 0
+    assert _json(capsys)["entries"] == 84 // 6 * 3 + 2100 // 30 * 4
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["tree", "holdem.nolimit.2p.short20"], "betting abstraction"),
+        (["tree", "leduc.limit.2p", "--buckets", "3"], "2 streets"),
+        (["tree", "leduc.limit.2p", "--buckets", "3,x"], "integers"),
+        (["tree", "leduc.nolimit.2p", "--betting", "1x"], "1x"),
+        (["tree", "no-such-game"], "no-such-game"),
+    ],
+)
+def test_tree_errors(argv, message, capsys):
+    assert main(argv) == 2
+    line = _error(capsys)
+    assert line.startswith("pokerbot tree: error:") and message in line
+
+
+def test_train_cfr_plus_and_eval(tmp_path, capsys):
+    out = tmp_path / "kuhn.strategy"
+    argv = ["train", "kuhn.limit.2p", "--algo", "cfr+", "--iterations", "200", "--out", str(out)]
+    assert main([*argv, "--json", "--quiet"]) == 0
+    doc = _json(capsys)
+    assert doc["iterations"] == 200 and doc["algorithm"] == "cfr+"
+    assert doc["exploitability"] < 0.005 and doc["checkpoint"] is None
+    s = load_strategy(out)
+    assert (s.algorithm, s.iterations) == ("cfr+", 200)
+    assert main(["eval", "exploitability", "kuhn.limit.2p", str(out), "--json"]) == 0
+    ev = _json(capsys)
+    assert ev["exploitability"] == pytest.approx(doc["exploitability"], rel=1e-12)
+    assert len(ev["br"]) == 2 and ev["value"] == pytest.approx(-1 / 18, abs=0.01)
+    assert ev["mbb_per_game"] == pytest.approx(1000 * ev["exploitability"])
+    assert main(["eval", "exploitability", "kuhn.limit.2p", str(out)]) == 0
+    assert "mbb/g" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "algo,extra,limit",
+    [
+        # 10x below uniform play (2.37); see tests/test_mccfr.py for the seed study.
+        ("es", ["--iterations", "20000"], 0.237),
+        ("os", ["--iterations", "1000000", "--epsilon", "0.6"], 0.237),
+        ("tcfr", ["--iterations", "100000", "--targeting", "01:0.2,1:0.8"], 0.237),
+        (
+            "tcfr",
+            [
+                "--iterations",
+                "100000",
+                "--targeting",
+                "mod5:1@1-4",
+                "--pure",
+                "--close-threshold",
+                "0.5",
+                "--importance",
+            ],
+            2.37,
+        ),
+    ],
+)
+def test_train_sampled_leduc(tmp_path, capsys, algo, extra, limit):
+    out = tmp_path / f"{algo}.strategy"
+    argv = ["train", "leduc.limit.2p", "--algo", algo, "--seed", "1", "--out", str(out), *extra]
+    assert main([*argv, "--json", "--quiet"]) == 0
+    doc = _json(capsys)
+    assert doc["exploitability"] < limit
+    assert doc["iterations_per_s"] > 0 and doc["nodes_per_s"] > doc["iterations_per_s"]
+    assert load_strategy(out).algorithm == algo
+
+
+def test_train_seconds_threads_and_nolimit(tmp_path, capsys):
+    out = tmp_path / "nl.strategy"
+    argv = [
+        "train",
+        "leduc.nolimit.2p",
+        "--betting",
+        "1p,a",
+        "--algo",
+        "es",
+        "--threads",
+        "2",
+        "--seconds",
+        "0.3",
+        "--out",
+        str(out),
+        "--json",
+    ]
+    assert main(argv) == 0
+    doc = _json(capsys)
+    assert doc["threads"] == 2 and doc["iterations"] > 0 and doc["betting"] == "1p,a"
+    assert main(["eval", "exploitability", "leduc.nolimit.2p", str(out), "--json"]) == 0
+    assert _json(capsys)["betting"] == "1p,a"
+
+
+def test_resume_continues_exactly(tmp_path, capsys):
+    whole = tmp_path / "whole.strategy"
+    part = tmp_path / "part.strategy"
+    ckpt = tmp_path / "run.ckpt"
+    base = ["train", "leduc.limit.2p", "--algo", "es", "--seed", "3", "--quiet", "--json"]
+    assert main([*base, "--iterations", "9000", "--out", str(whole)]) == 0
+    capsys.readouterr()
+    assert main([*base, "--iterations", "4000", "--out", str(part), "--checkpoint", str(ckpt)]) == 0
+    assert _json(capsys)["checkpoint"] == str(ckpt)
+    assert main([*base, "--iterations", "9000", "--out", str(part), "--resume", str(ckpt)]) == 0
+    doc = _json(capsys)
+    assert (doc["iterations"], doc["iterations_this_run"]) == (9000, 5000)
+    np.testing.assert_array_equal(load_strategy(part).policy, load_strategy(whole).policy)
+    # Resuming with other settings is refused.
+    assert (
+        main(
+            [
+                *base,
+                "--iterations",
+                "9000",
+                "--out",
+                str(part),
+                "--resume",
+                str(ckpt),
+                "--seed",
+                "4",
+            ]
+        )
+        == 2
+    )
+    assert "seed" in _error(capsys)
+    assert (
+        main(
+            [
+                "train",
+                "leduc.limit.2p",
+                "--algo",
+                "os",
+                "--iterations",
+                "10",
+                "--out",
+                str(part),
+                "--resume",
+                str(ckpt),
+            ]
+        )
+        == 2
+    )
+    assert "es run" in _error(capsys)
+    assert (
+        main(
+            [
+                "train",
+                "kuhn.limit.2p",
+                "--algo",
+                "es",
+                "--iterations",
+                "10",
+                "--out",
+                str(part),
+                "--resume",
+                str(ckpt),
+            ]
+        )
+        == 2
+    )
+    assert "different game" in _error(capsys)
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (
+            ["--algo", "es", "--iterations", "1", "--abstraction", "buckets/"],
+            "card abstraction not supported yet",
+        ),
+        (["--algo", "es"], "--seconds"),
+        (
+            ["--algo", "es", "--iterations", "1", "--epsilon", "0.5"],
+            "--epsilon applies to --algo os",
+        ),
+        (["--algo", "cfr", "--iterations", "1", "--threads", "2"], "--threads applies"),
+        (["--algo", "tcfr", "--iterations", "1", "--targeting", "0123:1"], "street 2"),
+        (
+            ["--algo", "tcfr", "--iterations", "1", "--targeting", "1:1"],
+            "never targets every street",
+        ),
+        (["--algo", "os", "--iterations", "1", "--epsilon", "0"], "epsilon"),
+        (["--algo", "es", "--iterations", "-5"], "--iterations"),
+        (["--algo", "es", "--iterations", "1", "--threads", "0"], "--threads"),
+        (["--algo", "es", "--iterations", "1", "--betting", "1p"], "limit game"),
+        (["--algo", "es", "--iterations", "1", "--resume", "missing.ckpt"], "cannot read"),
+    ],
+)
+def test_train_errors(tmp_path, capsys, extra, message):
+    argv = ["train", "leduc.limit.2p", "--out", str(tmp_path / "x.strategy"), "--quiet", *extra]
+    assert main(argv) == 2
+    line = _error(capsys)
+    assert line.startswith("pokerbot train: error:") and message in line, line
+    assert not (tmp_path / "x.strategy").exists()
+
+
+def test_train_bad_out_folder(tmp_path, capsys):
+    argv = [
+        "train",
+        "kuhn.limit.2p",
+        "--algo",
+        "cfr",
+        "--iterations",
+        "1",
+        "--out",
+        str(tmp_path / "nope" / "x.strategy"),
+    ]
+    assert main(argv) == 2
+    assert "does not exist" in _error(capsys)
+
+
+def test_eval_errors(tmp_path, capsys):
+    out = tmp_path / "k.strategy"
+    assert (
+        main(
+            [
+                "train",
+                "kuhn.limit.2p",
+                "--algo",
+                "cfr",
+                "--iterations",
+                "3",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["eval", "exploitability", "leduc.limit.2p", str(out)]) == 2
+    assert "trained for kuhn.limit.2p" in _error(capsys)
+    assert main(["eval", "exploitability", "kuhn.limit.2p", str(tmp_path / "none.strategy")]) == 2
+    assert "cannot read" in _error(capsys)
+    (tmp_path / "junk.strategy").write_bytes(b"\x00\x01junk")
+    assert main(["eval", "exploitability", "kuhn.limit.2p", str(tmp_path / "junk.strategy")]) == 2
+    assert _error(capsys).startswith("pokerbot eval: error:")
