@@ -29,11 +29,26 @@ The rules, from SPEC §1-2 and §6-7 (the reference dealer's behaviour):
 Errors say whose fault they were: :class:`RemoteProtocolError` when the peer sent
 something the protocol does not allow, :class:`LocalProtocolError` when this side tried
 to. After either, a connection object refuses further use.
+
+Speed: a match is a ping-pong of short lines, so every action costs the dealer one
+response and two messages, and each client one line; these paths are kept short without
+checking less (``tests/test_fast_paths.py`` compares each with the general code):
+
+* the client reads a line incrementally against the previous one: fields that did not
+  change are taken over, only the new actions are applied and only new cards (a board, or
+  hole cards shown at a showdown) are parsed and checked; a finished hand's cards, read
+  and checked here, are not checked again to value it;
+* the dealer answers an echoed call without parsing or repairing anything, builds each
+  seat's message from per-hand pieces (head, visible cards, board) and the betting it
+  keeps, and passes its hand values to the log line instead of ranking the hands twice;
+* the event objects made for every line (:class:`MatchState`, :class:`StateMessage`,
+  :class:`Send`) are built from checked parts through their slots, skipping the frozen
+  dataclass ``__init__``; shared :class:`~poker.state.Action` objects stand for fold,
+  call and a limit raise.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -193,6 +208,11 @@ _RANK_OF: Final = {**{c: i for i, c in enumerate(RANKS)}, **{c.lower(): i for i,
 _SUIT_OF: Final = {**{c: i for i, c in enumerate(SUITS)}, **{c.upper(): i for i, c in enumerate(SUITS)}}
 _CARD_OF: Final = {r + s: rv * 4 + sv for r, rv in _RANK_OF.items() for s, sv in _SUIT_OF.items()}
 _DIGITS: Final = frozenset("0123456789")
+_new_object = object.__new__  # with slot setters: frozen dataclasses built without __init__
+_CALL_ACTION: Final = Action.call()
+# Fold, call and a limit raise carry no amount: one shared (immutable) Action for each.
+_SIMPLE_ACTIONS: Final = {_FOLD: Action.fold(), _CALL: _CALL_ACTION, _RAISE: Action(_RAISE)}
+_CALL_BYTES: Final = frozenset((b"c", b"C", b"k", b"K"))  # a response's call letters
 _AMOUNT_RE: Final = re.compile(r"[0-9]+")
 _UINT32_MAX: Final = 2**32 - 1
 
@@ -254,6 +274,36 @@ def format_response(ms: MatchState, action: Action) -> str:
     return f"{ms.text or format_match_state(ms)}:{action.to_acpc(ms.game.is_limit)}"
 
 
+(
+    _set_ms_position,
+    _set_ms_hand_number,
+    _set_ms_state,
+    _set_ms_holes,
+    _set_ms_boards,
+    _set_ms_text,
+) = (MatchState.__dict__[name].__set__ for name in ("position", "hand_number", "state", "holes", "boards", "text"))
+
+
+def _match_state(
+    position: int,
+    hand: int,
+    state: State,
+    holes: tuple[tuple[int, ...], ...],
+    boards: tuple[tuple[int, ...], ...],
+    text: str,
+) -> MatchState:
+    """``MatchState(...)`` from checked parts, without the frozen dataclass's ``__init__``
+    (a client makes one per line)."""
+    ms = _new_object(MatchState)
+    _set_ms_position(ms, position)
+    _set_ms_hand_number(ms, hand)
+    _set_ms_state(ms, state)
+    _set_ms_holes(ms, holes)
+    _set_ms_boards(ms, boards)
+    _set_ms_text(ms, text)
+    return ms
+
+
 def _decode(line: str | bytes) -> str:
     if isinstance(line, bytes):
         try:
@@ -276,7 +326,7 @@ def _apply_betting(state: State, text: str, group: int, line: str) -> State:
     exactly where a round ends, so that only the dealer's own spelling of the history
     (in any accepted letter case) is read.
     """
-    limit = state.game.is_limit
+    limit = None  # the game's is_limit, looked up at the first raise
     letters = _ACTION_LETTERS
     n = len(text)
     i = 0
@@ -298,6 +348,8 @@ def _apply_betting(state: State, text: str, group: int, line: str) -> State:
         start = i
         i += 1
         amount = None
+        if kind is _RAISE and limit is None:
+            limit = state.game.is_limit
         if kind is _RAISE and not limit:
             m = _AMOUNT_RE.match(text, i)
             if m is None:
@@ -315,7 +367,7 @@ def _apply_betting(state: State, text: str, group: int, line: str) -> State:
                 f"is in round {state.round} there (a '/' is missing or misplaced): {line!r}"
             )
         try:
-            state = state.apply(Action(kind, amount))
+            state = state.apply(_SIMPLE_ACTIONS[kind] if amount is None else Action(kind, amount))
         except IllegalActionError as exc:
             raise RemoteProtocolError(f"betting {text!r}: action at offset {start}: {exc}: {line!r}") from None
     if state.round != group:
@@ -328,7 +380,7 @@ def _apply_betting(state: State, text: str, group: int, line: str) -> State:
 
 def _cards(text: str, line: str) -> tuple[int, ...]:
     try:
-        return tuple(_CARD_OF[text[i : i + 2]] for i in range(0, len(text), 2))
+        return tuple([_CARD_OF[text[i : i + 2]] for i in range(0, len(text), 2)])
     except KeyError:
         raise RemoteProtocolError(f"cards {text!r} are not cards (rank {RANKS}, suit {SUITS}): {line!r}") from None
 
@@ -361,36 +413,39 @@ def _parse_cards_field(
             raise RemoteProtocolError(
                 f"cards {text!r}: hole group {g!r} must be empty or {game.num_hole_cards} cards: {line!r}"
             )
-        holes.append(_cards(g, line))
+        holes.append(_cards(g, line) if g else ())
     boards = []
     for r, b in enumerate(board_texts):
         if len(b) != 2 * game.num_board_cards[r]:
             raise RemoteProtocolError(
                 f"cards {text!r}: round {r} shows {b!r}, the game deals {game.num_board_cards[r]} board cards: {line!r}"
             )
-        boards.append(_cards(b, line))
+        boards.append(_cards(b, line) if b else ())
     if not holes[position]:
         raise RemoteProtocolError(f"cards {text!r} do not show the receiver's own hole cards (position {position}): {line!r}")
     seen = [c for h in holes for c in h] + [c for b in boards for c in b]
     if len(set(seen)) != len(seen):
         raise RemoteProtocolError(f"cards {text!r} repeat a card: {line!r}")
     deck = _deck_set(game)
-    if any(c not in deck for c in seen):
+    if len(deck) < _FULL_DECK and any(c not in deck for c in seen):  # every card is in a full deck
         raise RemoteProtocolError(f"cards {text!r} are not all in this game's {game.num_ranks}x{game.num_suits} deck: {line!r}")
     return tuple(holes), tuple(boards)
 
 
 def _extend_cards(
-    game: Game, previous: MatchState, cards: str, round_: int, line: str
+    game: Game, previous: MatchState, prev_cards: str, cards: str, round_: int, line: str
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]] | None:
-    """The cards field read cheaply from the previous one: unchanged, or with new board
-    rounds appended (the usual case within a hand). ``None``: read it in full."""
+    """The cards field read cheaply from the previous one (whose cards field was
+    ``prev_cards``): unchanged, with new board rounds appended (the usual cases within a
+    hand), or with the same board and more hole cards shown (a showdown). ``None``: read
+    it in full."""
     prev_round = previous.state.round
-    prev_cards = previous.text.rpartition(":")[2]
     if cards == prev_cards:
         return (previous.holes, previous.boards) if round_ == prev_round else None
+    if round_ == prev_round:
+        return _show_holes(game, previous, prev_cards, cards, line)
     n = len(prev_cards)
-    if round_ <= prev_round or not cards.startswith(prev_cards) or cards[n : n + 1] != "/":
+    if round_ < prev_round or not cards.startswith(prev_cards) or cards[n : n + 1] != "/":
         return None
     added = cards[n + 1 :].split("/")
     if len(added) != round_ - prev_round:
@@ -400,15 +455,49 @@ def _extend_cards(
         if len(group) != 2 * game.num_board_cards[r]:
             return None
         boards.append(_cards(group, line))
-    new = [c for b in boards[prev_round + 1 :] for c in b]
-    old = {c for h in previous.holes for c in h} | {c for b in previous.boards for c in b}
+    # The previous cards were checked: only the new ones can repeat a card or be outside the deck.
+    seen = [c for h in previous.holes for c in h] + [c for b in boards for c in b]
     deck = _deck_set(game)
-    if len(set(new)) != len(new) or any(c in old or c not in deck for c in new):
+    if len(set(seen)) != len(seen) or (
+        len(deck) < _FULL_DECK and any(c not in deck for b in boards[prev_round + 1 :] for c in b)
+    ):
         return None  # the full read names the problem
     return previous.holes, tuple(boards)
 
 
+def _show_holes(
+    game: Game, previous: MatchState, prev_cards: str, cards: str, line: str
+) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]] | None:
+    """:func:`_extend_cards` when only hole groups that were empty are filled in."""
+    holes = previous.holes
+    # The previous field is the hole groups joined by "|", then the board (round 0's board
+    # right after the last group): so its board text starts after this many characters.
+    start = 2 * sum(len(h) for h in holes) + len(holes) - 1
+    board_text = prev_cards[start:]
+    if not cards.endswith(board_text):
+        return None
+    groups = cards[: len(cards) - len(board_text)].split("|")
+    if len(groups) != len(holes):
+        return None
+    hole_chars = 2 * game.num_hole_cards
+    shown = []
+    for g, old_text, old in zip(groups, prev_cards[:start].split("|"), holes):
+        if g == old_text:
+            shown.append(old)
+        elif old_text or len(g) != hole_chars:
+            return None  # a group shown before cannot change; a new one must be complete
+        else:
+            shown.append(_cards(g, line))
+    seen = [c for h in shown for c in h] + [c for b in previous.boards for c in b]
+    deck = _deck_set(game)
+    if len(set(seen)) != len(seen) or (len(deck) < _FULL_DECK and any(c not in deck for c in seen)):
+        return None  # the full read names the problem
+    return tuple(shown), previous.boards
+
+
 _DECKS: dict[tuple[int, int], frozenset[int]] = {}
+_DECK_LISTS: dict[tuple[int, int], tuple[int, ...]] = {}
+_FULL_DECK: Final = len(_CARD_OF) // 4  # 52: each card has four spellings (rank, suit case)
 
 
 def _deck_set(game: Game) -> frozenset[int]:
@@ -416,6 +505,15 @@ def _deck_set(game: Game) -> frozenset[int]:
     deck = _DECKS.get(key)
     if deck is None:
         deck = _DECKS[key] = frozenset(deck_cards(*key))
+    return deck
+
+
+def _deck_list(game: Game) -> tuple[int, ...]:
+    """The game's deck in dealing order (cached)."""
+    key = (game.num_ranks, game.num_suits)
+    deck = _DECK_LISTS.get(key)
+    if deck is None:
+        deck = _DECK_LISTS[key] = tuple(deck_cards(*key))
     return deck
 
 
@@ -434,37 +532,60 @@ def parse_match_state(line: str | bytes, game: Game, previous: MatchState | None
     valid MATCHSTATE for ``game``.
     """
     text = _decode(line)
+    if previous is not None and (previous.state.game is not game or not previous.text):
+        previous = None  # only a state read off the wire for the same game can be extended
+    return _read_match_state(text, game, previous, None if previous is None else previous.text.split(":"))
+
+
+def _read_match_state(
+    text: str, game: Game, previous: MatchState | None, prev_parts: list[str] | None
+) -> MatchState:
+    """:func:`parse_match_state` of ``text``; ``prev_parts`` is ``previous.text.split(":")``.
+
+    A client reads every state of a hand, each the previous one with an action (and
+    perhaps a board) more, so the incremental case is the hot path of a match: fields
+    equal to the previous line's are taken from it, not parsed again (they were checked
+    when it was read), and only the new actions and cards are applied and checked.
+    """
     parts = text.split(":")
     if len(parts) != 5 or parts[0] != "MATCHSTATE":
         raise RemoteProtocolError(f"not a MATCHSTATE:<position>:<hand>:<betting>:<cards> line: {text[:200]!r}")
     _, pos_text, hand_text, betting, cards = parts
-    position = _uint(pos_text, "position", text)
-    if position >= game.num_players:
-        raise RemoteProtocolError(f"position {position} is not below the {game.num_players} players: {text!r}")
-    hand = _uint(hand_text, "hand number", text)
-    if previous is not None and (previous.state.game is not game or not previous.text):
-        previous = None  # only a state read off the wire for the same game can be extended
+    if previous is None or prev_parts is None:
+        previous, prev_parts = None, _NO_PARTS
+    if previous is not None and pos_text == prev_parts[1]:
+        position = previous.position
+    else:
+        position = _uint(pos_text, "position", text)
+        if position >= game.num_players:
+            raise RemoteProtocolError(f"position {position} is not below the {game.num_players} players: {text!r}")
+    if previous is not None and hand_text == prev_parts[2]:
+        hand = previous.hand_number
+    else:
+        hand = _uint(hand_text, "hand number", text)
+    if previous is not None and previous.position != position:
+        previous = None  # another seat's view: nothing to continue from
     state = None
-    if previous is not None and previous.position == position and previous.hand_number == hand:
-        prev_betting = previous.text.split(":", 4)[3]
-        if (
-            prev_betting
-            and betting.startswith(prev_betting)
+    if previous is not None and previous.hand_number == hand:
+        prev_betting = prev_parts[3]
+        n = len(prev_betting)
+        if betting.startswith(prev_betting) and (
             # the old text must end on an action boundary: "r20" is no prefix of "r200"
-            and not (betting[len(prev_betting) : len(prev_betting) + 1] in _DIGITS and prev_betting[-1] in _DIGITS)
+            not prev_betting or not (betting[n : n + 1] in _DIGITS and prev_betting[-1] in _DIGITS)
         ):
-            state = _apply_betting(
-                previous.state, betting[len(prev_betting) :], prev_betting.count("/"), text
-            )
+            state = _apply_betting(previous.state, betting[n:], prev_betting.count("/"), text)
     if state is None:
         state = _apply_betting(State.new_hand(game), betting, 0, text)
     cards_read = None
-    if previous is not None and previous.position == position:
-        cards_read = _extend_cards(game, previous, cards, state.round, text)
+    if previous is not None:
+        cards_read = _extend_cards(game, previous, prev_parts[4], cards, state.round, text)
     if cards_read is None:
         cards_read = _parse_cards_field(game, cards, state.round, position, text)
     holes, boards = cards_read
-    return MatchState(position, hand, state, holes, boards, text)
+    return _match_state(position, hand, state, holes, boards, text)
+
+
+_NO_PARTS: Final = ("",) * 5  # no previous line (its fields are compared, never used)
 
 
 def _parse_action_text(text: str, game: Game) -> tuple[ActionKind | None, int | None, bool]:
@@ -608,6 +729,12 @@ def hand_values(ms: MatchState) -> tuple[float, ...] | None:
     Folded players' hidden cards do not matter for the result, so any unused cards stand
     in for them when the showdown is evaluated.
     """
+    return _hand_values(ms, parsed=False)
+
+
+def _hand_values(ms: MatchState, *, parsed: bool) -> tuple[float, ...] | None:
+    """:func:`hand_values`; ``parsed``: ``ms`` came from this module's reader, so its cards
+    are known to be distinct cards of the game's deck and need no second check."""
     state = ms.state
     if not state.is_terminal:
         return None
@@ -616,19 +743,16 @@ def hand_values(ms: MatchState) -> tuple[float, ...] | None:
     game = state.game
     if len(ms.boards) != game.num_rounds:
         return None
-    holes = list(ms.holes)
+    holes = ms.holes
     if any(not h and not state.folded[p] for p, h in enumerate(holes)):
         return None
-    used = {c for h in holes for c in h} | {c for b in ms.boards for c in b}
-    spare = iter(c for c in deck_cards(game.num_ranks, game.num_suits) if c not in used)
-    holes = [h or tuple(next(spare) for _ in range(game.num_hole_cards)) for h in holes]
-    deal = Deal(tuple(holes), ms.boards)
-    deal.check_fits(game)
-    # The betting was verified when it was read; only the cards are new, so attach them
-    # to a copy instead of replaying the whole hand through State's constructor.
-    full = copy.copy(state)
-    object.__setattr__(full, "deal", deal)
-    return full.values()
+    if not all(holes):
+        used = {c for h in holes for c in h} | {c for b in ms.boards for c in b}
+        spare = iter(c for c in _deck_list(game) if c not in used)
+        holes = tuple(h or tuple(next(spare) for _ in range(game.num_hole_cards)) for h in holes)
+    deal = Deal._trusted(holes, ms.boards) if parsed else Deal(holes, ms.boards)
+    # The betting was verified when it was read; only the cards are new.
+    return state.with_deal(deal).values()
 
 
 # ---------------------------------------------------------------------------- client side
@@ -658,6 +782,20 @@ class StateMessage:
     value: float | None = None
 
 
+_set_event_state, _set_event_my_turn, _set_event_value = (
+    StateMessage.__dict__[name].__set__ for name in ("match_state", "my_turn", "value")
+)
+
+
+def _state_message(ms: MatchState, my_turn: bool, value: float | None) -> StateMessage:
+    """``StateMessage(...)`` without the frozen dataclass's ``__init__`` (one per line)."""
+    event = _new_object(StateMessage)
+    _set_event_state(event, ms)
+    _set_event_my_turn(event, my_turn)
+    _set_event_value(event, value)
+    return event
+
+
 @dataclass(frozen=True, slots=True)
 class MatchEnded:
     """The dealer closed the connection: the normal end of a match (SPEC §2.5)."""
@@ -680,6 +818,7 @@ class ClientConnection:
         self._ended = False
         self._error: ProtocolError | None = None
         self._last: MatchState | None = None
+        self._last_parts: list[str] | None = None  # the fields of its text
         self._owed: MatchState | None = None  # the state we must answer
         #: Finished hands seen, and the receiver's chips won over them.
         self.hands = 0
@@ -715,37 +854,40 @@ class ClientConnection:
         a line that is not a valid MATCHSTATE (and on every call after that), and
         :class:`LocalProtocolError` if called before :meth:`initiate`.
         """
-        self._check()
+        if self._error is not None:
+            self._check()
         if not self._started:
             raise self._fail(LocalProtocolError("next_event before the version line was sent"))
         if self._ended:
             return MatchEnded()
+        lines = self._lines
         while True:
             try:
-                raw = self._lines.next_line()
+                raw = lines.next_line()
             except ProtocolError as exc:
                 raise self._fail(exc) from None
             if raw is None:
-                if self._lines.at_eof:
+                if lines.at_eof:
                     self._ended = True
                     self._owed = None
                     return MatchEnded()
                 return NEED_DATA
-            if not raw.endswith(b"\n"):  # cannot happen with cut_long_lines=False
+            if raw[-1:] != b"\n":  # cannot happen with cut_long_lines=False
                 raise self._fail(RemoteProtocolError("line without a line end"))
-            line = _strip_eol(raw)
+            line = raw[:-2] if raw[-2:-1] == b"\r" else raw[:-1]
             if line[:1] in (b"#", b";"):
                 continue
             try:
-                ms = parse_match_state(line, self.game, self._last)
+                ms = _read_match_state(_decode(line), self.game, self._last, self._last_parts)
             except ProtocolError as exc:
                 raise self._fail(exc) from None
             self._last = ms
+            self._last_parts = ms.text.split(":")
             state = ms.state
-            if state.is_terminal:
+            if state.actor is None:
                 self._owed = None
                 try:
-                    values = hand_values(ms)
+                    values = _hand_values(ms, parsed=True)
                 except (ValueError, ImportError):  # pragma: no cover - evaluator missing
                     values = None
                 if values is None:
@@ -755,10 +897,10 @@ class ClientConnection:
                     value = values[ms.position]
                     self.hands += 1
                     self.chips += value
-                return StateMessage(ms, False, value)
+                return _state_message(ms, False, value)
             mine = state.actor == ms.position
             self._owed = ms if mine else None
-            return StateMessage(ms, mine)
+            return _state_message(ms, mine, None)
 
     def send_action(self, action: object) -> bytes:
         """The response line for the owed state; ``action`` is legalized first (:func:`legalize`).
@@ -770,6 +912,8 @@ class ClientConnection:
         if ms is None:
             raise self._fail(LocalProtocolError("no state is waiting for an answer (not our turn, or already answered)"))
         self._owed = None
+        if action is _CALL_ACTION:  # legal whenever an answer is owed
+            return f"{ms.text}:c\r\n".encode("ascii")
         legal = legalize(ms.state, action)
         return f"{ms.text}:{legal.to_acpc(self.game.is_limit)}\r\n".encode("ascii")
 
@@ -824,6 +968,17 @@ class MatchOver:
 
 
 Output = Send | Diagnostic | LogLine | MatchOver
+
+_set_send_seat = Send.__dict__["seat"].__set__
+_set_send_data = Send.__dict__["data"].__set__
+
+
+def _send(seat: int, data: bytes) -> Send:
+    """``Send(seat, data)`` without the frozen dataclass's ``__init__`` (two per action)."""
+    out = _new_object(Send)
+    _set_send_seat(out, seat)
+    _set_send_data(out, data)
+    return out
 
 
 @dataclass(slots=True)
@@ -981,6 +1136,8 @@ class DealerMatch:
         self._sent_at = 0.0
         self._hole_text: list[str] = []
         self._board_text: list[str] = []
+        self._views: list[tuple[str, str]] = []  # per seat: message head, ":" + its cards
+        self._limit = game.is_limit
 
     # -- match life cycle
 
@@ -1055,9 +1212,14 @@ class DealerMatch:
             or self._match_used[seat] * 1000 > lim.per_hand_ms * self.total_hands
         ):
             return self._abort([Diagnostic(f"ERROR: seat {seat + 1} ran out of time")])
-        text_start = len(self._expect)
-        if line.startswith(self._expect) and line[text_start : text_start + 1] == b":":
+        expect = self._expect
+        text_start = len(expect)
+        if line.startswith(expect) and line[text_start : text_start + 1] == b":":
             # Fast path: the exact text we sent is the current state by definition.
+            if line[text_start + 1 : text_start + 2] in _CALL_BYTES:
+                # A call is always legal and never repaired (whatever follows its letter).
+                self._apply(_CALL_ACTION, now, out)
+                return out
             action_text = line[text_start + 1 :].decode("latin-1")
         else:
             text = line.decode("latin-1").split("\0", 1)[0]  # C strings end at NUL
@@ -1155,17 +1317,26 @@ class DealerMatch:
         n = game.num_players
         h = self._hand_in_pass
         shift = self._pass + (0 if self.fixed_seats else h)
-        self._seat_of = tuple((p + shift) % n for p in range(n))
+        self._seat_of = seat_of = tuple((p + shift) % n for p in range(n))
         self._hand_used = [0.0] * n
         self._state = State.new_hand(game, deal)
         self._betting = ""
-        self._hole_text = [format_cards(hole) for hole in deal.holes]
+        self._hole_text = holes = [format_cards(hole) for hole in deal.holes]
         # board_text[r]: the board field through round r (round 0's cards follow the holes)
         texts, acc = [], ""
         for r, b in enumerate(deal.boards):
             acc += ("/" if r else "") + format_cards(b)
             texts.append(acc)
         self._board_text = texts
+        # What each seat's messages look like this hand, around the betting: the head
+        # "MATCHSTATE:<position>:<hand>:" and the cards it may see (its own hole only).
+        # A message is then one concatenation per seat (see _broadcast).
+        hand = self.hand_number
+        views = []
+        for seat in range(n):
+            pos = seat_of.index(seat)
+            views.append((f"MATCHSTATE:{pos}:{hand}:", ":" + "|" * pos + holes[pos] + "|" * (n - 1 - pos)))
+        self._views = views
         self._broadcast(now, out)
 
     def _apply(self, action: Action, now: float, out: list[Output]) -> None:
@@ -1174,39 +1345,41 @@ class DealerMatch:
         before = state.round
         state = state.apply(action)
         self._state = state
-        self._betting += action.to_acpc(self.game.is_limit) + "/" * (state.round - before)
+        text = "c" if action is _CALL_ACTION else action.to_acpc(self._limit)
+        self._betting += text + "/" * (state.round - before)
         self._broadcast(now, out)
 
     def _broadcast(self, now: float, out: list[Output]) -> None:
         """Send the current state to every seat in seat order; then end the hand or wait."""
         state = self._state
         assert state is not None
-        n = self.game.num_players
-        header = f":{self.hand_number}:{self._betting}:"
+        betting = self._betting
         board = self._board_text[state.round]
-        holes = self._hole_text
-        # At a showdown everyone sees the cards of the players who did not fold (and always
-        # their own); otherwise only their own.
-        shown = None
-        if state.is_terminal and state.is_showdown:
-            shown = [holes[p] if not state.folded[p] else "" for p in range(n)]
         actor = state.actor
-        acting_seat = None if actor is None else self._seat_of[actor]
-        for seat in range(n):
-            pos = self._seat_of.index(seat)
-            if shown is not None:
+        views = self._views
+        if actor is None and state.is_showdown:
+            # At a showdown everyone sees the cards of the players who did not fold (and
+            # always their own); otherwise only their own.
+            n = self.game.num_players
+            holes = self._hole_text
+            shown = [holes[p] if not state.folded[p] else "" for p in range(n)]
+            views = []
+            for seat, (head, _) in enumerate(self._views):
+                pos = self._seat_of.index(seat)
                 cards = "|".join(holes[p] if p == pos else shown[p] for p in range(n))
-            else:
-                cards = "|" * pos + holes[pos] + "|" * (n - 1 - pos)
-            text = f"MATCHSTATE:{pos}{header}{cards}{board}".encode("ascii")
+                views.append((head, ":" + cards))
+        acting_seat = None if actor is None else self._seat_of[actor]
+        dead = self._dead
+        for seat, (head, cards) in enumerate(views):
+            text = f"{head}{betting}{cards}{board}".encode("ascii")
             if seat == acting_seat:
                 self._expect = text
-            if not self._dead[seat]:
-                out.append(Send(seat, text + b"\r\n"))
+            if not dead[seat]:
+                out.append(_send(seat, text + b"\r\n"))
         self._sent_at = now
         if actor is not None:
             self._acting = acting_seat
-            if acting_seat is not None and self._dead[acting_seat]:
+            if acting_seat is not None and dead[acting_seat]:
                 out.extend(self._could_not_get(acting_seat, now))
             return
         self._acting = None
@@ -1219,7 +1392,7 @@ class DealerMatch:
         values = state.values()
         for p, v in enumerate(values):
             self.totals[self._seat_of[p]] += v
-        out.append(LogLine(format_state_line(self.hand_number, state, names)))
+        out.append(LogLine(format_state_line(self.hand_number, state, names, values=values)))
         self.hands_played += 1
         self._hand_in_pass += 1
         if self._hand_in_pass == self.num_hands:

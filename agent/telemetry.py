@@ -38,6 +38,11 @@ import aiomqtt
 log = logging.getLogger("pokerbot.telemetry")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+#: Longest wait for a broker's acknowledgement. A broker that dies with a message in flight
+#: is only noticed when this runs out (aiomqtt does not fail a pending publish on a lost
+#: connection), so it is kept within close()'s default drain time: a player whose match
+#: ends right after the broker died still reports the outage (and retries) before exiting.
+PUBLISH_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -205,7 +210,7 @@ class Telemetry:
         while True:
             while self._queue:
                 topic, body, retain = self._queue[0]
-                await client.publish(topic, body, qos=1, retain=retain, timeout=5.0)
+                await client.publish(topic, body, qos=1, retain=retain, timeout=PUBLISH_TIMEOUT_S)
                 self._queue.popleft()  # only after the broker took it
                 self.sent += 1
             if self._closing:

@@ -68,9 +68,16 @@ def parse_cards(text: str) -> list[int]:
     return [card_from_str(text[i : i + 2]) for i in range(0, len(text), 2)]
 
 
+_CARD_TEXT = tuple(RANKS[c >> 2] + SUITS[c & 3] for c in range(DECK_SIZE))
+
+
 def format_cards(cards: Iterable[int]) -> str:
     """Write cards together, as ACPC does: ``[51, 45]`` -> ``AsKd``."""
-    return "".join(card_to_str(c) for c in cards)
+    # A table lookup for plain ints (the dealer formats every hand's cards); anything else
+    # (numpy integers, bad values) goes through card_to_str's conversion and checks.
+    return "".join([
+        _CARD_TEXT[c] if type(c) is int and 0 <= c < DECK_SIZE else card_to_str(c) for c in cards
+    ])
 
 
 def deck_cards(num_ranks: int = NUM_RANKS, num_suits: int = NUM_SUITS) -> list[int]:

@@ -65,8 +65,14 @@ def format_cards_field(state: State, viewer: int | None = None) -> str:
     return "|".join(holes) + boards
 
 
-def format_state_line(hand_no: int, state: State, names: Sequence[str]) -> str:
-    """The STATE line for a finished hand (no line end); ``names`` are in position order."""
+def format_state_line(
+    hand_no: int, state: State, names: Sequence[str], *, values: Sequence[float] | None = None
+) -> str:
+    """The STATE line for a finished hand (no line end); ``names`` are in position order.
+
+    ``values`` are ``state.values()`` if the caller has them already (the dealer does: a
+    showdown's values cost two hand evaluations).
+    """
     if not state.is_terminal:
         raise ValueError(
             f"hand {hand_no} is not over (betting {state.betting_string()!r}); "
@@ -74,10 +80,14 @@ def format_state_line(hand_no: int, state: State, names: Sequence[str]) -> str:
         )
     if len(names) != state.game.num_players:
         raise ValueError(f"{len(names)} names for {state.game.num_players} players")
-    values = "|".join(format_value(v) for v in state.values())
+    if values is None:
+        values = state.values()
+    elif len(values) != state.game.num_players:
+        raise ValueError(f"{len(values)} values for {state.game.num_players} players")
+    value_text = "|".join([format_value(v) for v in values])
     return (
         f"STATE:{hand_no}:{state.betting_string()}:{format_cards_field(state)}:"
-        f"{values}:{'|'.join(names)}"
+        f"{value_text}:{'|'.join(names)}"
     )
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
-from .cards import card_to_str, deck_cards, format_cards
+from .cards import DECK_SIZE, card_to_str, deck_cards, format_cards
 from .game import Game
 
 #: The reference dealer's MAX_NUM_ACTIONS: the most actions one round can hold.
@@ -75,6 +75,7 @@ class ActionKind(Enum):
 _FOLD = ActionKind.FOLD
 _CALL = ActionKind.CALL
 _RAISE = ActionKind.RAISE
+_LETTER = {kind: kind.value for kind in ActionKind}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ class Action:
         """ACPC text: ``f``, ``c``, ``r<amount>``; a limit raise is a bare ``r``."""
         if self.kind is _RAISE and self.amount is not None and not limit:
             return f"r{self.amount}"
-        return self.kind.value
+        return _LETTER[self.kind]  # (an Enum's .value is a slow descriptor)
 
     def __str__(self) -> str:
         return self.to_acpc()
@@ -208,6 +209,8 @@ class Deal:
                 f"the game needs {list(game.num_board_cards)}"
             )
         deck = _deck_set(game.num_ranks, game.num_suits)
+        if len(deck) == DECK_SIZE:
+            return  # a deal's cards are cards (0..51): all in the full deck
         outside = [c for h in self.holes for c in h if c not in deck] + [
             c for b in self.boards for c in b if c not in deck
         ]
@@ -327,20 +330,35 @@ class State:
         raise_floor: int,
         actor: int | None,
     ) -> State:
-        """Build a state from already-checked parts (skips the replay of ``__init__``)."""
-        s = object.__new__(State)
-        setattr_ = object.__setattr__
-        setattr_(s, "game", game)
-        setattr_(s, "actions", actions)
-        setattr_(s, "deal", deal)
-        setattr_(s, "round", round_)
-        setattr_(s, "spent", spent)
-        setattr_(s, "folded", folded)
-        setattr_(s, "max_spent", max_spent)
-        setattr_(s, "raise_floor", raise_floor)
-        setattr_(s, "actor", actor)
-        setattr_(s, "is_terminal", actor is None)
+        """Build a state from already-checked parts (skips the replay of ``__init__``).
+
+        Every dealt action goes through here (dealer and client alike), so the fields are
+        set through their slot descriptors: a third cheaper than ``object.__setattr__``.
+        """
+        s = _new_object(State)
+        _set_game(s, game)
+        _set_actions(s, actions)
+        _set_deal(s, deal)
+        _set_round(s, round_)
+        _set_spent(s, spent)
+        _set_folded(s, folded)
+        _set_max_spent(s, max_spent)
+        _set_raise_floor(s, raise_floor)
+        _set_actor(s, actor)
+        _set_is_terminal(s, actor is None)
         return s
+
+    def with_deal(self, deal: Deal | None) -> State:
+        """This state (the same betting) with other cards, e.g. a client's state once the
+        showdown has shown them. Only the deal's shape is checked (betting never depends
+        on the cards); much cheaper than replaying the log through the constructor.
+        """
+        if deal is not None:
+            deal.check_fits(self.game)
+        return State._make(
+            self.game, self.actions, deal, self.round, self.spent, self.folded,
+            self.max_spent, self.raise_floor, self.actor,
+        )
 
     @staticmethod
     def new_hand(game: Game, deal: Deal | None = None) -> State:
@@ -469,26 +487,27 @@ class State:
         For a limit game it is the one raise-to allowed (``maxSpent + raiseSize``, capped
         at the stack).
         """
-        if self._raise_block() is not None:
-            return None
-        p = self.actor
-        assert p is not None
-        stack = self.game.stack[p]
-        if self.game.is_limit:
-            return min(self.max_spent + self.game.raise_size[self.round], stack)
-        return min(self.raise_floor, stack)
+        bounds = self._raise_bounds()
+        return None if bounds is None else bounds[0]
 
     @property
     def max_raise_to(self) -> int | None:
         """The largest legal raise-to for the actor (its stack in no-limit), or ``None``."""
+        bounds = self._raise_bounds()
+        return None if bounds is None else bounds[1]
+
+    def _raise_bounds(self) -> tuple[int, int] | None:
+        """(:attr:`min_raise_to`, :attr:`max_raise_to`), or ``None`` if raising is not legal."""
         if self._raise_block() is not None:
             return None
         p = self.actor
         assert p is not None
-        stack = self.game.stack[p]
-        if self.game.is_limit:
-            return min(self.max_spent + self.game.raise_size[self.round], stack)
-        return stack
+        game = self.game
+        stack = game.stack[p]
+        if game.is_limit:
+            to = min(self.max_spent + game.raise_size[self.round], stack)
+            return to, to
+        return min(self.raise_floor, stack), stack
 
     def legal_actions(self) -> list[ActionKind]:
         """The legal kinds of action, in the order fold, call, raise (empty when over)."""
@@ -561,20 +580,26 @@ class State:
 
     def apply(self, action: Action) -> State:
         """Verify ``action`` and return the state after it (this state is unchanged)."""
-        action = self.verify(action)
         p = self.actor
-        assert p is not None
+        # A check or call is legal whenever someone is to act, so the common case skips
+        # verify(); anything else (and any Action subclass) is verified in full.
+        if p is None or action.__class__ is not Action or action.kind is not _CALL:
+            action = self.verify(action)
+            p = self.actor
+            assert p is not None
         game = self.game
+        stacks = game.stack
         spent = self.spent
         folded = self.folded
         max_spent = self.max_spent
         floor = self.raise_floor
         kind = action.kind
-        if kind is _FOLD:
+        if kind is _CALL:
+            to = min(max_spent, stacks[p])
+            if spent[p] != to:
+                spent = spent[:p] + (to,) + spent[p + 1 :]
+        elif kind is _FOLD:
             folded = folded[:p] + (True,) + folded[p + 1 :]
-        elif kind is _CALL:
-            to = min(max_spent, game.stack[p])
-            spent = spent[:p] + (to,) + spent[p + 1 :]
         else:
             raised = action.amount
             assert raised is not None and raised > max_spent
@@ -584,8 +609,9 @@ class State:
             max_spent = to
             spent = spent[:p] + (to,) + spent[p + 1 :]
         round_ = self.round
-        round_actions = self.actions[-1] + (LoggedAction(p, action),)
-        actions = self.actions[:-1] + (round_actions,)
+        actions = self.actions
+        round_actions = actions[-1] + (_logged(LoggedAction, (p, action)),)
+        actions = actions[:-1] + (round_actions,)
 
         n = game.num_players
         if sum(folded) + 1 >= n:
@@ -593,10 +619,8 @@ class State:
             return State._make(
                 game, actions, self.deal, round_, spent, folded, max_spent, floor, None
             )
-        stacks = game.stack
         called = 0
-        for i in range(len(round_actions) - 1, -1, -1):
-            q, a = round_actions[i]
+        for q, a in reversed(round_actions):
             k = a.kind
             if k is _RAISE:
                 if spent[q] < stacks[q]:
@@ -604,7 +628,10 @@ class State:
                 break
             if k is _CALL and spent[q] < stacks[q]:
                 called += 1
-        active = _num_active(game, spent, folded)
+        active = 0  # (_num_active, inlined: this runs for every action dealt)
+        for q in range(n):
+            if not folded[q] and spent[q] < stacks[q]:
+                active += 1
         if called < active:
             nxt = _next_active(game, p, spent, folded)
             return State._make(
@@ -647,10 +674,7 @@ class State:
         per skipped round; limit raises are a bare ``r``.
         """
         limit = self.game.is_limit
-        parts = []
-        for round_actions in self.actions:
-            parts.append("".join(a.action.to_acpc(limit) for a in round_actions))
-        return "/".join(parts)
+        return "/".join(["".join([action.to_acpc(limit) for _, action in r]) for r in self.actions])
 
     @staticmethod
     def from_betting(
@@ -776,6 +800,28 @@ class State:
 
 # ---------------------------------------------------------------------- helpers
 
+# Slot setters for State._make (the class is frozen, so its fields are set from outside).
+_new_object = object.__new__
+_logged = tuple.__new__  # LoggedAction(p, a) without the NamedTuple constructor's frame
+(
+    _set_game,
+    _set_actions,
+    _set_deal,
+    _set_round,
+    _set_spent,
+    _set_folded,
+    _set_max_spent,
+    _set_raise_floor,
+    _set_actor,
+    _set_is_terminal,
+) = (
+    State.__dict__[name].__set__
+    for name in (
+        "game", "actions", "deal", "round", "spent", "folded", "max_spent", "raise_floor",
+        "actor", "is_terminal",
+    )
+)
+
 _STRICT_LETTERS = {"f": _FOLD, "c": _CALL, "r": _RAISE}
 # The reference dealer's action table (SPEC §2.7).
 _LENIENT_LETTERS = {
@@ -895,10 +941,10 @@ def repair(state: State, action: Action) -> tuple[Action, str | None]:
         if state.can_fold():
             return _FOLD_ACTION, None
         return _CALL_ACTION, "invalid action, changed to call"
-    lo = state.min_raise_to
-    hi = state.max_raise_to
-    if lo is None or hi is None:
+    bounds = state._raise_bounds()
+    if bounds is None:
         return _CALL_ACTION, "invalid action, changed to call"
+    lo, hi = bounds
     if state.game.is_limit:
         return Action(_RAISE, lo), None
     amount = action.amount

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from poker.game import load_game
 
+from .. import eventloop
 from ..cli import UserError
 from ..dealer import DealerConfig, parse_names, run_dealer
 from ..protocol import TimeLimits
@@ -95,5 +95,5 @@ def run(args: argparse.Namespace) -> int:
         start_timeout=None if args.start_timeout is None else args.start_timeout / 1000,
         verbose=args.verbose,
     )
-    result = asyncio.run(run_dealer(config))
+    result = eventloop.run(run_dealer(config))
     return result.exit_status

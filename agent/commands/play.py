@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from poker.game import Game, load_game
 
+from .. import eventloop
 from ..bots import BOTS, make_bot
 from ..client import ClientError, MatchSummary, play_match
 from ..protocol import MatchState, ProtocolError
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     bot = make_bot(args.bot, args.seed)
     mqtt = mqtt_config(args)
     try:
-        summary = asyncio.run(_play(args, game, bot, mqtt))
+        summary = eventloop.run(_play(args, game, bot, mqtt))
     except (ClientError, ProtocolError) as exc:
         print(f"pokerbot play: error: {exc}", file=sys.stderr)
         return 1
