@@ -1,0 +1,1069 @@
+"""Card abstraction: per street a number of buckets and a deterministic function
+cards -> bucket, built once (features -> k-means) and stored as centroids plus tables.
+
+**The abstraction is a function, tables are a cache.** A street's bucket is computed
+from the cards alone: the hand's feature (:mod:`abstraction.features`: river E[HS], or
+the histogram of river E[HS] over the run-outs) and the nearest stored centroid
+(:func:`abstraction.kmeans.nearest`). The build also writes, per street, the bucket of
+every canonical hand (indexed by :mod:`abstraction.indexer`) so that training looks
+buckets up instead of computing them; :meth:`CardAbstraction.bucket` (from the cards) and
+:meth:`CardAbstraction.lookup` (from the table) agree on every hand, which the tests
+check on 100,000 random hands per street.
+
+Two families:
+
+* **Imperfect recall** (default): each street is clustered on its own cards (Waugh et
+  al., "A practical use of imperfect recall", SARA 2009; Johanson, Burch, Valenzano &
+  Bowling, "Evaluating state-space abstractions in extensive-form games", AAMAS 2013):
+  lossless where the bucket count equals the canonical count (preflop: 169 classes on
+  the full deck), river by E[HS], earlier streets by the E[HS] histogram (L2 on the CDF
+  as the earth mover's proxy, ``metric="emd"``) or by (E[HS], E[HS^2])
+  (``metric="moments"``, Gilpin & Sandholm's and Johanson's features).
+* **History-carrying** (``history=True``): street ``s``'s bucket is a function of the
+  previous street's (history) bucket of the same hole cards on the earlier board and of
+  the street's own bucket: ``h_s = pairs_s[h_{s-1}, own_s]``. The pair map clusters the
+  (previous, own) pairs that occur, weighted by how many real deals produce each, on the
+  feature ``(sqrt(w) * profile_{s-1}(previous), own centroid / sqrt(d_s))``, where a
+  profile is a history centroid (so the chain carries every earlier street, each further
+  one discounted by ``w = history_weight``). This is the hierarchical, perfect-recall
+  flavour of Gilpin, Sandholm & Sorensen ("Potential-aware automated abstraction of
+  sequential games", AAAI 2007) made cheap: only own-street tables are stored, and the
+  chain is followed at lookup time.
+
+The build (:func:`build_abstraction`) runs in resumable stages (river E[HS]; features per
+street; clustering per street; history pair maps; metadata). Each stage writes its files
+atomically and then records itself, with a hash of everything it depends on, in
+``cache/stages.json``; a rerun skips stages whose record matches, so an interrupted build
+restarts at the stage it was in. Tables are ``.npy`` files (memory-mappable); ``meta.json``
+(game, parameters, seeds, per-street figures, content hash) is written last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from itertools import combinations
+from math import comb, sqrt
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from poker._atomic import atomic_write_bytes
+from poker.cards import DECK_SIZE
+from poker.game import Game, load_game, parse_game
+
+from . import features as F
+from .indexer import HandIndexer, index_hand_njit, unindex_hand_njit
+from .kmeans import kmeans, nearest
+
+__all__ = [
+    "FORMAT_VERSION",
+    "AbstractionParams",
+    "BuildPlan",
+    "BuildReport",
+    "CardAbstraction",
+    "StreetPlan",
+    "available_memory_gib",
+    "build_abstraction",
+    "peak_memory_gib",
+    "plan_build",
+]
+
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+CACHE_DIR = "cache"
+STAGES_FILE = "stages.json"
+_METRICS = {"emd": F.METRIC_CDF, "moments": F.METRIC_MOMENTS}
+_GIB = float(1 << 30)
+_SERIAL_BELOW = 16  # on-the-fly batches up to this size run on the calling thread only
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+# Stage progress: ``progress(stage, done, total)``; the CLI draws one bar per stage.
+ProgressFn = Callable[[str, float, float], None]
+
+
+def street_names(n: int) -> tuple[str, ...]:
+    """Names of a game's streets: preflop, flop, turn, river (a prefix for shorter games)."""
+    base = ("preflop", "flop", "turn", "river")
+    return base[:n] if n <= 4 else tuple(f"round{r}" for r in range(n))
+
+
+# ------------------------------------------------------------------ parameters and plan
+
+
+@dataclass(frozen=True)
+class AbstractionParams:
+    """Everything that decides the buckets (recorded in the metadata and hashed).
+
+    ``buckets``: per street. ``history``: history-carrying buckets. ``seed``: the k-means
+    seeds of street s are ``SeedSequence([seed, s])`` (pair maps: ``[seed, s, 1]``).
+    ``bins``: histogram bins. ``metric``: ``"emd"`` (L2 on the CDF) or ``"moments"``.
+    ``history_weight``: weight of the previous street's profile in the pair feature.
+    ``max_iter``/``tol``/``sample_size``: k-means (stop when at most ``tol * n`` points
+    move; k-means++ on a sample of at most ``sample_size`` points).
+    """
+
+    buckets: tuple[int, ...]
+    history: bool = False
+    seed: int = 0
+    bins: int = 32
+    metric: str = "emd"
+    history_weight: float = 0.5
+    max_iter: int = 60
+    tol: float = 1e-4
+    sample_size: int = 200_000
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        d = asdict(self)
+        d["buckets"] = list(self.buckets)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> AbstractionParams:
+        """Inverse of :meth:`to_json`."""
+        d = dict(d)
+        d["buckets"] = tuple(d["buckets"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class StreetPlan:
+    """What building one street involves, and what it is predicted to cost."""
+
+    street: int
+    name: str
+    grouping: list[int]  # card groups the street's bucket function distinguishes
+    canonical_hands: int  # the indexer's count for that grouping
+    table_hands: int  # canonical hands of the own-street table (hole + board as a set)
+    buckets: int
+    own_buckets: int  # own-street buckets (== buckets unless history)
+    kind: str  # "lossless", "ehs" (river), "emd" or "moments"
+    seconds: float
+    peak_gib: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """Per-street plans and the predicted totals of a build."""
+
+    game: str
+    params: AbstractionParams
+    streets: list[StreetPlan]
+    seconds: float
+    peak_gib: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        return {
+            "game": self.game,
+            "params": self.params.to_json(),
+            "streets": [s.to_json() for s in self.streets],
+            "seconds": self.seconds,
+            "peak_gib": self.peak_gib,
+        }
+
+
+# Cost model, calibrated on the full 52-card game on a shared 2-core machine (see
+# bench/abstraction.py): nanoseconds of wall time per unit of work, and bytes held per
+# item at a stage's peak.
+_NS_RIVER = 160.0  # per (canonical board, hole combination): evaluate, sort, index, write
+_NS_TOWER = 100.0  # per (canonical hand, added card combination): one index op
+_NS_TOWER_BIN = 0.7  # ... plus this per histogram bin added (streets before the turn)
+_NS_KD = 0.75  # per point x centre x dimension, over a whole k-means run (scans)
+_NS_ITER = 170.0  # per point and k-means iteration (bounds, filters, update)
+_NS_PAIR_HAND = 300.0  # history pair weights: per canonical hand (unindex)
+_NS_PAIR_MASK = 60.0  # ... per earlier-street board subset indexed
+_NS_PAIR_CHAIN = 10.0  # ... per ordering of the board followed through the pair maps
+_BASE_GIB = 0.25  # interpreter, numpy, numba and compiled kernels
+
+
+def _groups(k: int) -> int:
+    return max(1, min(32, k // 10))
+
+
+def _kmeans_cost(n: int, k: int, d: int, p: AbstractionParams) -> tuple[float, float]:
+    """(seconds, bytes) of one k-means run on n points of d dims into k clusters."""
+    seconds = (n * k * d * _NS_KD + n * p.max_iter * _NS_ITER + min(n, p.sample_size) * k * d * 0.3) * 1e-9
+    nbytes = n * (4 * d + 4 * _groups(k) + 40) + (n + 0xFFFF) // 0x8000 * k * (d + 1) * 8
+    return seconds, nbytes
+
+
+def _board_classes(space: F.CardSpace, street: int) -> int:
+    b = space.board_through[street]
+    if b == 0:
+        return 1
+    return HandIndexer(rounds=[b], num_ranks=space.num_ranks, num_suits=space.num_suits).count()
+
+
+def _splits(space: F.CardSpace, street: int) -> int:
+    """Orderings of a street's board into the streets' groups (as sets)."""
+    n, total, prev = space.board_through[street], 1, 0
+    for b in space.board_through[: street + 1]:
+        total *= comb(n - prev, b - prev)
+        prev = b
+    return total
+
+
+def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
+    """Validate ``params`` for ``game`` and predict each street's time and memory.
+
+    Raises ``ValueError`` (one line) if the game is not two-player hold'em-like, the
+    number of bucket counts is not the number of streets, or a count does not fit.
+    """
+    space = F.CardSpace.from_game(game)
+    names = street_names(space.num_streets)
+    b = tuple(int(x) for x in params.buckets)
+    if len(b) != space.num_streets:
+        raise ValueError(
+            f"game {game.name or '?'} has {space.num_streets} streets "
+            f"({', '.join(names)}); got {len(b)} bucket counts {list(b)}"
+        )
+    if params.metric not in _METRICS:
+        raise ValueError(f"metric {params.metric!r} is not one of {', '.join(_METRICS)}")
+    if not 2 <= params.bins <= 1024:
+        raise ValueError(f"bins {params.bins} is not in 2..1024")
+    if not 0 < params.history_weight <= 1e6 or params.max_iter < 1 or not 0 <= params.tol < 1:
+        raise ValueError("history_weight must be > 0, max_iter >= 1 and 0 <= tol < 1")
+    streets: list[StreetPlan] = []
+    total_s = 0.0
+    peak = 0.0
+    river_n = space.count(space.last)
+    for s in range(space.num_streets):
+        table_n = space.count(s)
+        grouping = space.split_grouping(s) if params.history else space.grouping(s)
+        canon = (
+            HandIndexer(rounds=grouping, num_ranks=space.num_ranks, num_suits=space.num_suits).count()
+            if params.history
+            else table_n
+        )
+        if b[s] < 1:
+            raise ValueError(f"{names[s]}: {b[s]} buckets; need at least 1")
+        if b[s] > canon:
+            raise ValueError(
+                f"{names[s]}: {b[s]} buckets but only {canon:,} canonical hands "
+                f"(grouping {grouping}); use at most {canon:,}"
+            )
+        own = min(b[s], table_n)
+        if own == table_n:
+            kind = "lossless"
+        elif s == space.last:
+            kind = "ehs"
+        else:
+            kind = params.metric
+        d = F.feature_dims(_METRICS[params.metric], params.bins)
+        # features (river table, or tower from the next street)
+        secs: float
+        mem: float
+        if s == space.last:
+            secs = _board_classes(space, s) * comb(space.deck_size - space.board_through[s], space.hole)
+            secs *= _NS_RIVER * 1e-9
+            mem = river_n * 3.0
+        else:
+            add = space.board_through[s + 1] - space.board_through[s]
+            left = space.deck_size - space.hole - space.board_through[s]
+            per = _NS_TOWER + (_NS_TOWER_BIN * params.bins if s + 1 < space.last else 0.0)
+            secs = table_n * comb(left, add) * per * 1e-9
+            nxt = river_n * 3.0 if s + 1 == space.last else space.count(s + 1) * (4 * params.bins + 17)
+            mem = nxt + table_n * (4 * params.bins + 17)
+        # own clustering
+        if kind in ("emd", "moments"):
+            ks, kb = _kmeans_cost(table_n, own, d, params)
+            secs += ks
+            # the integer features are mapped while the vectors are made, then let go
+            mem = max(mem, kb, table_n * (4 * params.bins + 17 + 4 * d))
+        elif kind == "ehs":
+            secs += table_n * 40e-9  # weigh the E[HS] values, then map every hand
+            mem = max(mem, river_n * 5.0)
+        # history pair map
+        if params.history and s > 0:
+            masks = sum(comb(space.board_through[s], space.board_through[t]) for t in range(s))
+            per = _NS_PAIR_HAND + _NS_PAIR_MASK * masks + _NS_PAIR_CHAIN * _splits(space, s)
+            secs += table_n * per * 1e-9
+            pairs = b[s - 1] * own
+            dims = d * s + 1
+            ks, kb = _kmeans_cost(pairs, b[s], dims, params)
+            secs += ks
+            mem = max(mem, kb + table_n * 7 + pairs * (8 * 9 + 4 * dims))
+        gib = _BASE_GIB + mem / _GIB
+        streets.append(
+            StreetPlan(
+                street=s, name=names[s], grouping=grouping, canonical_hands=canon, table_hands=table_n,
+                buckets=b[s], own_buckets=own, kind=kind, seconds=round(secs, 2), peak_gib=round(gib, 3),
+            )
+        )
+        total_s += secs
+        peak = max(peak, gib)
+    return BuildPlan(
+        game=game.name or "", params=params, streets=streets, seconds=round(total_s, 2), peak_gib=round(peak, 3)
+    )
+
+
+def available_memory_gib() -> float:
+    """Memory the machine can give now (``MemAvailable``), in GiB."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 / _GIB
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / _GIB
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def peak_memory_gib() -> float:
+    """Peak resident memory of this process so far (``ru_maxrss``), in GiB."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss * 1024 / _GIB  # kilobytes on Linux
+
+
+# ------------------------------------------------------------------ files
+
+
+def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
+    """Write ``arr`` as ``.npy`` through a temporary file in the same folder, fsync, rename."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; tables are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _load(path: Path, mmap: bool = True) -> np.ndarray:
+    arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return np.asarray(arr)
+
+
+def _key(*parts: Any) -> str:
+    """Hash of a stage's inputs (JSON of the parts)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+class _Stages:
+    """The record of completed stages: ``{stage: key}`` in ``cache/stages.json``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.done: dict[str, str] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            self.done = {}
+
+    def is_done(self, name: str, key: str, files: Sequence[Path]) -> bool:
+        return self.done.get(name) == key and all(f.exists() for f in files)
+
+    def mark(self, name: str, key: str) -> None:
+        self.done[name] = key
+        _atomic_write_json(self.path, self.done)
+
+
+def _table_dtype(buckets: int) -> type:
+    return np.uint16 if buckets <= 0xFFFF else np.int32
+
+
+# ------------------------------------------------------------------ history pair weights
+
+
+class _Chain(NamedTuple):
+    """Earlier streets' lookups for :func:`_pair_weights`, packed flat (one array each).
+
+    Street t's indexer table is ``idx_tabs[idx_off[t]:idx_off[t + 1]]`` (round
+    ``idx_rnd[t]``), its own-bucket table starts at ``own_all[own_off[t]]`` and, for
+    t >= 1, its pair map (``pm_cols[t]`` columns) at ``pm_all[pm_off[t]]``. ``masks[c, t]``:
+    the board positions visible on street t in ordering c.
+    """
+
+    idx_tabs: np.ndarray
+    idx_off: np.ndarray
+    idx_rnd: np.ndarray
+    own_all: np.ndarray
+    own_off: np.ndarray
+    pm_all: np.ndarray
+    pm_off: np.ndarray
+    pm_cols: np.ndarray
+    masks: np.ndarray
+
+
+@njit(cache=True, parallel=True)
+def _pair_weights(tab, rnd, hole, b, lo, weights, own_s, chain, out):  # pragma: no cover - compiled
+    """Weight of each (previous history bucket, own bucket) pair of one street.
+
+    For canonical hands ``lo .. lo + len(weights)`` of the street (hole cards + board as
+    a set), each ordering of the board into the earlier streets' groups gives a
+    previous-street history bucket, followed through the pair maps from the first
+    street's bucket; the pair (that bucket, ``own_s[i]``) gains the hand's weight.
+    ``out[part]`` is owned by one slice of the hands; the sums are integers, so the
+    result does not depend on the order of the parts.
+    """
+    idx_tabs, idx_off, idx_rnd = chain.idx_tabs, chain.idx_off, chain.idx_rnd  # unpack before prange
+    own_all, own_off = chain.own_all, chain.own_off
+    pm_all, pm_off, pm_cols, masks = chain.pm_all, chain.pm_off, chain.pm_cols, chain.masks
+    n_hands = weights.shape[0]
+    n_parts = out.shape[0]
+    s = masks.shape[1]  # earlier streets 0..s-1
+    n = hole + b
+    for part in prange(n_parts):
+        a = part * n_hands // n_parts
+        z = (part + 1) * n_hands // n_parts
+        cards = np.empty(n, np.uint8)
+        sub = np.empty(n, np.uint8)
+        memo = np.full(1 << b, -1, np.int64)
+        for i in range(a, z):
+            unindex_hand_njit(tab, lo + i, rnd, cards)
+            memo[:] = -1
+            own = own_s[i]
+            w = np.int64(weights[i])
+            for c in range(masks.shape[0]):
+                h = np.int64(-1)
+                for t in range(s):
+                    mask = masks[c, t]
+                    o = memo[mask]
+                    if o < 0:
+                        for j in range(hole):
+                            sub[j] = cards[j]
+                        q = hole
+                        for j in range(b):
+                            if (mask >> j) & 1:
+                                sub[q] = cards[hole + j]
+                                q += 1
+                        k = index_hand_njit(idx_tabs[idx_off[t]: idx_off[t + 1]], sub, idx_rnd[t])
+                        o = np.int64(own_all[own_off[t] + k])
+                        memo[mask] = o
+                    if t == 0:
+                        h = o
+                    else:
+                        h = np.int64(pm_all[pm_off[t] + h * pm_cols[t] + o])
+                out[part, h, own] += w
+
+
+def _chains(space: F.CardSpace, street: int) -> np.ndarray:
+    """Every ordering of ``street``'s board positions into the earlier streets' groups.
+
+    Row: per earlier street t, the bit mask of the positions visible on street t.
+    """
+    bt = space.board_through
+    rows: list[list[int]] = []
+
+    def extend(prefix: list[int], used: int, t: int) -> None:
+        if t == street:
+            rows.append(prefix[:])
+            return
+        add = bt[t] - (bt[t - 1] if t else 0)
+        free = [j for j in range(bt[street]) if not (used >> j) & 1]
+        for combo in combinations(free, add):
+            m = used
+            for j in combo:
+                m |= 1 << j
+            prefix.append(m)
+            extend(prefix, m, t + 1)
+            prefix.pop()
+
+    extend([], 0, 0)
+    return np.array(rows, np.int64).reshape(len(rows), street)
+
+
+# ------------------------------------------------------------------ the build
+
+
+@dataclass
+class BuildReport:
+    """What :func:`build_abstraction` did: per stage its seconds and whether it was reused."""
+
+    abstraction: CardAbstraction
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    peak_gib: float = 0.0
+
+
+class _Builder:
+    """One build: the stages in order, each skipped if already recorded as done."""
+
+    def __init__(self, game: Game, plan: BuildPlan, out: Path, progress: ProgressFn | None) -> None:
+        self.game = game
+        self.p = plan.params
+        self.plan = plan
+        self.space = F.CardSpace.from_game(game)
+        self.out = out
+        self.cache = out / CACHE_DIR
+        self.progress = progress
+        self.stages = _Stages(self.cache / STAGES_FILE)
+        self.report: list[dict[str, Any]] = []
+        sp = self.space
+        self.cards_key = [FORMAT_VERSION, sp.num_ranks, sp.num_suits, sp.hole, list(sp.board_through)]
+        self.names = street_names(sp.num_streets)
+
+    # -- helpers
+
+    def _tick(self, stage: str) -> Callable[[float, float], None] | None:
+        if self.progress is None:
+            return None
+        prog = self.progress
+        return lambda done, total: prog(stage, done, total)
+
+    def _run(self, name: str, key: str, files: list[Path], fn: Callable[[], None]) -> None:
+        if self.stages.is_done(name, key, files):
+            self.report.append({"stage": name, "seconds": 0.0, "reused": True})
+            return
+        t0 = time.perf_counter()
+        if self.progress is not None:
+            self.progress(name, 0, 1)
+        fn()
+        self.stages.mark(name, key)
+        self.report.append({"stage": name, "seconds": round(time.perf_counter() - t0, 3), "reused": False})
+
+    def _c(self, name: str) -> Path:
+        return self.cache / name
+
+    def _o(self, name: str) -> Path:
+        return self.out / name
+
+    # -- keys
+
+    def feature_key(self, s: int) -> str:
+        return _key("features", self.cards_key, self.p.bins if s < self.space.last else None)
+
+    def own_key(self, s: int) -> str:
+        sp, p = self.space, self.plan.streets[s]
+        kind = p.kind
+        return _key("own", self.feature_key(s), kind, p.own_buckets, self.p.seed, s,
+                    self.p.max_iter, self.p.tol, self.p.sample_size, self.p.bins if kind != "ehs" else None,
+                    sp.last)
+
+    def history_key(self, s: int) -> str:
+        parts = [self.own_key(t) for t in range(s + 1)]
+        return _key("history", parts, list(self.p.buckets[: s + 1]), self.p.history_weight, self.p.seed,
+                    self.p.metric)
+
+    # -- stages
+
+    def build(self) -> BuildReport:
+        t0 = time.perf_counter()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.cache.mkdir(exist_ok=True)
+        meta_path = self._o(META_FILE)
+        if meta_path.exists():
+            # a finished abstraction with other parameters: it stops being valid now
+            try:
+                old = json.loads(meta_path.read_text())
+            except (OSError, ValueError):
+                old = None
+            if not old or old.get("params") != self.p.to_json() or old.get("game", {}).get("definition") != self.game.to_text():
+                meta_path.unlink()
+        sp = self.space
+        last = sp.last
+        self._run("river E[HS]", self.feature_key(last), [self._c("river.values.npy"), self._c("river.weights.npy")],
+                  self._river)
+        need_features = [s for s in range(last) if self.p.history or self.plan.streets[s].kind in ("emd", "moments")]
+        lowest = min(need_features) if need_features else last
+        for s in range(last - 1, lowest - 1, -1):
+            files = [self._c(f"street{s}.{x}.npy") for x in ("counts", "s1", "s2", "weights")]
+            self._run(f"{self.names[s]} features", self.feature_key(s), files, partial(self._features, s))
+        for s in range(last, -1, -1):
+            files = [self._o(f"street{s}.table.npy")]
+            if self.plan.streets[s].kind != "lossless":
+                files.append(self._o(f"street{s}.centroids.npy"))
+            self._run(f"{self.names[s]} buckets", self.own_key(s), files, partial(self._own, s))
+        if self.p.history:
+            for s in range(1, last + 1):
+                files = [self._o(f"street{s}.pairs.npy")] + [
+                    self._c(f"street{s}.{x}.npy") for x in ("profile", "pairweights")
+                ]
+                self._run(f"{self.names[s]} history", self.history_key(s), files, partial(self._history, s))
+        seconds = time.perf_counter() - t0
+        peak = peak_memory_gib()
+        self._meta(seconds, peak)
+        ab = CardAbstraction.load(self.out)
+        return BuildReport(ab, self.report, round(seconds, 3), round(peak, 3))
+
+    def _river(self) -> None:
+        rt = F.river_table(self.space, self._tick("river E[HS]"))
+        _atomic_save_npy(self._c("river.values.npy"), rt.values)
+        _atomic_save_npy(self._c("river.weights.npy"), rt.weights)
+
+    def _next_features(self, s: int) -> F.RiverTable | F.StreetFeatures:
+        if s + 1 == self.space.last:
+            return F.RiverTable(_load(self._c("river.values.npy")), _load(self._c("river.weights.npy")))
+        return self._street_features(s + 1)
+
+    def _street_features(self, s: int) -> F.StreetFeatures:
+        return F.StreetFeatures(*(_load(self._c(f"street{s}.{x}.npy")) for x in ("counts", "s1", "s2", "weights")))
+
+    def _features(self, s: int) -> None:
+        f = F.tower_features(self.space, s, self._next_features(s), self.p.bins, self._tick(f"{self.names[s]} features"))
+        for name, arr in zip(("counts", "s1", "s2", "weights"), f):
+            _atomic_save_npy(self._c(f"street{s}.{name}.npy"), arr)
+
+    def _seed(self, *key: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence([self.p.seed, *key])
+
+    def _kmeans(self, stage: str, x: np.ndarray, k: int, w: np.ndarray, seed: np.random.SeedSequence, what: str):
+        tick = self._tick(stage)
+        try:
+            return kmeans(
+                x, k, weights=w, seed=seed, max_iter=self.p.max_iter, tol=self.p.tol,
+                sample_size=self.p.sample_size,
+                progress=(lambda it, mx, moved: tick(it, mx)) if tick else None,
+            )
+        except ValueError as exc:
+            if "distinct" not in str(exc) and "need 1 <= k <= n" not in str(exc):
+                raise
+            pos = x[w > 0]
+            distinct = int(np.unique(pos, axis=0).shape[0]) if pos.shape[0] <= 5_000_000 else None
+            hint = f"only {distinct:,}" if distinct is not None else "fewer"
+            raise ValueError(
+                f"{stage}: {k:,} buckets but {hint} distinct {what}"
+                + (f"; use at most {distinct:,}" if distinct is not None else "")
+            ) from None
+
+    def _own(self, s: int) -> None:
+        sp, plan = self.space, self.plan.streets[s]
+        stage = f"{self.names[s]} buckets"
+        dtype = _table_dtype(plan.own_buckets)
+        if plan.kind == "lossless":
+            _atomic_save_npy(self._o(f"street{s}.table.npy"), np.arange(plan.table_hands, dtype=dtype))
+            return
+        if plan.kind == "ehs":
+            values = _load(self._c("river.values.npy"))
+            weights = _load(self._c("river.weights.npy"))
+            wv = np.zeros(sp.scale + 1)
+            step = 1 << 24
+            for lo in range(0, values.shape[0], step):
+                wv += np.bincount(values[lo: lo + step], weights=weights[lo: lo + step], minlength=sp.scale + 1)
+            feats = F.river_feature_table(sp.scale, self.p.bins)
+            present = np.flatnonzero(wv > 0)
+            res = self._kmeans(stage, feats[present], plan.own_buckets, wv[present], self._seed(s), "E[HS] values")
+            label_of_v: np.ndarray = nearest(feats, res.centroids).astype(dtype)
+            table: np.ndarray = np.empty(values.shape[0], dtype)
+            for lo in range(0, values.shape[0], step):
+                table[lo: lo + step] = label_of_v[values[lo: lo + step]]
+        else:
+            f = self._street_features(s)
+            x = F.feature_vectors(f.counts, f.s1, f.s2, sp.scale, _METRICS[plan.kind])
+            w = f.weights.astype(np.float64)
+            del f
+            res = self._kmeans(stage, x, plan.own_buckets, w, self._seed(s), "feature vectors")
+            del x, w
+            table = res.labels.astype(dtype)
+        info = {
+            "iterations": res.iterations, "inertia": res.inertia, "converged": res.converged,
+            "reseeded": res.reseeded, "full_scans": round(res.full_scans, 3),
+        }
+        _atomic_write_json(self._c(f"street{s}.kmeans.json"), info)
+        _atomic_save_npy(self._o(f"street{s}.centroids.npy"), res.centroids)
+        _atomic_save_npy(self._o(f"street{s}.table.npy"), table)
+
+    def _own_profile(self, s: int) -> np.ndarray:
+        """Own-street bucket profiles: centroids, or each class's feature if lossless."""
+        plan = self.plan.streets[s]
+        if plan.kind != "lossless":
+            c = _load(self._o(f"street{s}.centroids.npy"), mmap=False)
+        elif s == self.space.last:
+            values = _load(self._c("river.values.npy"), mmap=False)
+            c = F.river_feature_table(self.space.scale, self.p.bins)[values]
+        else:
+            f = self._street_features(s)
+            c = F.feature_vectors(f.counts, f.s1, f.s2, self.space.scale, _METRICS[self.p.metric])
+        return c.astype(np.float32) / np.float32(sqrt(c.shape[1]))
+
+    def _chain(self, s: int) -> _Chain:
+        """Street s's lookups of the earlier streets, for :func:`_pair_weights`."""
+        sp = self.space
+        tabs = [sp.indexer(t).tables for t in range(s)]
+        owns = [_load(self._o(f"street{t}.table.npy")).astype(np.int32) for t in range(s)]
+        pms = [np.zeros(0, np.int32)] + [
+            _load(self._o(f"street{t}.pairs.npy")).astype(np.int32).ravel() for t in range(1, s)
+        ]
+        return _Chain(
+            idx_tabs=np.concatenate(tabs),
+            idx_off=np.cumsum([0] + [x.shape[0] for x in tabs]).astype(np.int64),
+            idx_rnd=np.array([sp.indexer(t).num_rounds - 1 for t in range(s)], np.int64),
+            own_all=np.concatenate(owns),
+            own_off=np.cumsum([0] + [x.shape[0] for x in owns]).astype(np.int64),
+            pm_all=np.concatenate(pms),
+            pm_off=np.cumsum([0] + [x.shape[0] for x in pms]).astype(np.int64),
+            pm_cols=np.array([0] + [self.plan.streets[t].own_buckets for t in range(1, s)], np.int64),
+            masks=_chains(sp, s),
+        )
+
+    def _history(self, s: int) -> None:
+        sp = self.space
+        stage = f"{self.names[s]} history"
+        tick = self._tick(stage)
+        prev = self._own_profile(0) if s == 1 else _load(self._c(f"street{s - 1}.profile.npy"), mmap=False)
+        own_prof = self._own_profile(s)
+        n_prev, k_own = prev.shape[0], own_prof.shape[0]
+        # pair weights over every canonical hand of the street and ordering of its board
+        ix = sp.indexer(s)
+        if s == sp.last:
+            weights = _load(self._c("river.weights.npy"))
+        else:
+            weights = _load(self._c(f"street{s}.weights.npy"))
+        own_s = _load(self._o(f"street{s}.table.npy")).astype(np.int32)
+        chain = self._chain(s)
+        parts = 8
+        total = np.zeros((n_prev, k_own), np.int64)
+        step = 1 << 20
+        n = weights.shape[0]
+        b = sp.board_through[s]
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            out = np.zeros((parts, n_prev, k_own), np.int64)
+            _pair_weights(ix.tables, ix.num_rounds - 1, sp.hole, b, lo, np.ascontiguousarray(weights[lo:hi]),
+                          np.ascontiguousarray(own_s[lo:hi]), chain, out)
+            total += out.sum(axis=0)
+            if tick:
+                tick(hi, n)
+        _atomic_save_npy(self._c(f"street{s}.pairweights.npy"), total)
+        pairs = np.argwhere(total > 0)
+        feat_all = np.concatenate(
+            [np.repeat(prev * np.float32(sqrt(self.p.history_weight)), k_own, axis=0),
+             np.tile(own_prof, (n_prev, 1))], axis=1
+        ).astype(np.float32)
+        flat = pairs[:, 0] * k_own + pairs[:, 1]
+        k = self.p.buckets[s]
+        if flat.shape[0] < k:
+            raise ValueError(
+                f"{stage}: {k} buckets but only {flat.shape[0]} (previous, own) bucket pairs occur; "
+                f"use at most {flat.shape[0]}"
+            )
+        res = self._kmeans(stage, feat_all[flat], k, total.ravel()[flat].astype(np.float64),
+                           self._seed(s, 1), "(previous, own) pairs")
+        pair_map = nearest(feat_all, res.centroids).reshape(n_prev, k_own).astype(np.int32)
+        _atomic_save_npy(self._c(f"street{s}.profile.npy"), res.centroids)
+        _atomic_save_npy(self._o(f"street{s}.pairs.npy"), pair_map)
+
+    def _meta(self, seconds: float, peak: float) -> None:
+        sp = self.space
+        streets = []
+        for s, plan in enumerate(self.plan.streets):
+            files = {"table": f"street{s}.table.npy"}
+            if plan.kind != "lossless":
+                files["centroids"] = f"street{s}.centroids.npy"
+            if self.p.history and s > 0:
+                files["pairs"] = f"street{s}.pairs.npy"
+            info: dict[str, Any] = {
+                "street": s,
+                "name": plan.name,
+                "grouping": plan.grouping,
+                "table_grouping": sp.grouping(s),
+                "canonical_hands": plan.canonical_hands,
+                "table_hands": plan.table_hands,
+                "buckets": plan.buckets,
+                "own_buckets": plan.own_buckets,
+                "kind": plan.kind,
+                "files": files,
+                "seed": [self.p.seed, s],
+            }
+            km = self._c(f"street{s}.kmeans.json")
+            if km.exists() and plan.kind != "lossless":
+                info["kmeans"] = json.loads(km.read_text())
+            streets.append(info)
+        h = hashlib.sha256()
+        h.update(json.dumps([FORMAT_VERSION, self.game.to_text(), self.p.to_json()], sort_keys=True).encode())
+        for st in streets:
+            for name in sorted(st["files"].values()):
+                h.update(name.encode())
+                with open(self._o(name), "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 24), b""):
+                        h.update(block)
+        meta = {
+            "format": FORMAT_VERSION,
+            "kind": "pokerbot card abstraction",
+            "game": {"name": self.game.name, "definition": self.game.to_text()},
+            "params": self.p.to_json(),
+            "scale": sp.scale,
+            "streets": streets,
+            "content_hash": "sha256:" + h.hexdigest(),
+            "build": {"seconds": round(seconds, 3), "peak_gib": round(peak, 3), "stages": self.report},
+        }
+        _atomic_write_json(self._o(META_FILE), meta)
+
+
+def _check_out_dir(out: Path) -> None:
+    """Raise ``ValueError`` if ``out`` cannot be created or written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".write-test.", dir=out)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise ValueError(f"output directory {out} is not writable ({exc.strerror or exc})") from None
+
+
+def build_abstraction(
+    game: Game | str,
+    params: AbstractionParams,
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: ProgressFn | None = None,
+    memory_limit_gib: float | None = None,
+) -> BuildReport:
+    """Build (or finish building) the card abstraction of ``game`` into ``out_dir``.
+
+    Stages already completed with the same inputs are reused. ``memory_limit_gib``
+    (default: the machine's available memory) refuses a build predicted to need more.
+    Raises ``ValueError`` with one line on bad input.
+    """
+    g = load_game(game) if isinstance(game, str) else game
+    plan = plan_build(g, params)
+    limit = available_memory_gib() if memory_limit_gib is None else memory_limit_gib
+    if plan.peak_gib > limit:
+        raise ValueError(
+            f"predicted peak memory {plan.peak_gib:.2f} GiB exceeds the {limit:.2f} GiB available; "
+            "use fewer buckets or a machine with more memory"
+        )
+    out = Path(out_dir)
+    _check_out_dir(out)
+    return _Builder(g, plan, out, progress).build()
+
+
+# ------------------------------------------------------------------ the abstraction
+
+
+class CardAbstraction:
+    """A built card abstraction: per street a bucket count and a function cards -> bucket.
+
+    Load with :meth:`load`. :meth:`bucket` / :meth:`bucket_batch` compute buckets from the
+    cards alone (features and stored centroids and pair maps); :meth:`lookup` /
+    :meth:`lookup_batch` use the stored per-street tables (the cache) and give the same
+    answers. Hands are ACPC cards, hole cards first, then the board in the order it was
+    dealt (the order matters only with history-carrying buckets).
+    """
+
+    def __init__(self, directory: Path, meta: dict[str, Any], *, mmap: bool = True) -> None:
+        self.directory = Path(directory)
+        self.meta = meta
+        self.game: Game = parse_game(
+            meta["game"]["definition"], source=str(self.directory / META_FILE), name=meta["game"]["name"]
+        )
+        self.params = AbstractionParams.from_json(meta["params"])
+        self.space = F.CardSpace.from_game(self.game)
+        self._streets: list[dict[str, Any]] = meta["streets"]
+        files = [st["files"] for st in self._streets]
+        self._tables = [_load(self.directory / f["table"], mmap) for f in files]
+        self._centroids = [
+            _load(self.directory / f["centroids"], mmap=False) if "centroids" in f else None for f in files
+        ]
+        self._pairs = [
+            _load(self.directory / f["pairs"], mmap=False).astype(np.int32) if "pairs" in f else None for f in files
+        ]
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], *, mmap: bool = True, verify: bool = False) -> CardAbstraction:
+        """Open a built abstraction; ``verify`` re-hashes the files against the metadata.
+
+        Raises ``ValueError`` if the directory holds no finished abstraction, an
+        unknown format, or (with ``verify``) files that do not match their hash.
+        """
+        d = Path(directory)
+        try:
+            meta = json.loads((d / META_FILE).read_text())
+        except FileNotFoundError:
+            raise ValueError(f"{d}: no {META_FILE}: not a card abstraction, or its build did not finish") from None
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{d / META_FILE}: unreadable ({exc})") from None
+        if meta.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{d / META_FILE}: format {meta.get('format')!r}, this version reads {FORMAT_VERSION}")
+        ab = cls(d, meta, mmap=mmap)
+        if verify and ab.compute_hash() != meta["content_hash"]:
+            raise ValueError(f"{d}: files do not match the content hash in {META_FILE}")
+        return ab
+
+    def compute_hash(self) -> str:
+        """The content hash of the files as they are now (see :attr:`content_hash`)."""
+        h = hashlib.sha256()
+        h.update(json.dumps([FORMAT_VERSION, self.game.to_text(), self.params.to_json()], sort_keys=True).encode())
+        for st in self._streets:
+            for name in sorted(st["files"].values()):
+                h.update(name.encode())
+                with open(self.directory / name, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 24), b""):
+                        h.update(block)
+        return "sha256:" + h.hexdigest()
+
+    # -- description
+
+    @property
+    def content_hash(self) -> str:
+        """``sha256:...`` of the game, the parameters and every file the function reads."""
+        return str(self.meta["content_hash"])
+
+    @property
+    def num_streets(self) -> int:
+        """Number of streets."""
+        return self.space.num_streets
+
+    @property
+    def history(self) -> bool:
+        """True for history-carrying buckets."""
+        return self.params.history
+
+    def num_buckets(self, street: int) -> int:
+        """Number of buckets of ``street``."""
+        return int(self._streets[self._street(street)]["buckets"])
+
+    @property
+    def bucket_counts(self) -> list[int]:
+        """Buckets per street."""
+        return [int(st["buckets"]) for st in self._streets]
+
+    def bucket_fn(self, street: int, hole: Sequence[int], board: Sequence[int]) -> int:
+        """The table bucket of one hand, with :mod:`solver.chance`'s ``bucket_fn`` signature."""
+        return self.lookup(hole, board, street)
+
+    def indexer(self, street: int) -> HandIndexer:
+        """The indexer of ``street``'s own table (hole cards + board as a set)."""
+        return self.space.indexer(self._street(street))
+
+    def table(self, street: int) -> np.ndarray:
+        """Own-street bucket of every canonical hand of ``street`` (indexed by :meth:`indexer`).
+
+        Without history this is the street's bucket; with history, combine through
+        :meth:`pair_map`.
+        """
+        return self._tables[self._street(street)]
+
+    def pair_map(self, street: int) -> np.ndarray | None:
+        """History: ``pairs[previous history bucket, own bucket]`` -> bucket (None on street 0)."""
+        return self._pairs[self._street(street)]
+
+    # -- buckets
+
+    def _street(self, street: int) -> int:
+        if isinstance(street, bool) or not isinstance(street, (int, np.integer)) or not 0 <= street < self.num_streets:
+            raise ValueError(f"street {street!r} is not in 0..{self.num_streets - 1}")
+        return int(street)
+
+    def _hands(self, hands: np.ndarray | Sequence[Sequence[int]], street: int | None) -> tuple[np.ndarray, int]:
+        arr = np.asarray(hands)
+        if arr.ndim != 2:
+            raise ValueError(f"hands must be a 2-d array (hands x cards), got shape {arr.shape}")
+        sp = self.space
+        nb = arr.shape[1] - sp.hole
+        if street is None:
+            cands = [s for s in range(sp.num_streets) if sp.board_through[s] == nb]
+            if len(cands) != 1:
+                sizes = sorted(set(sp.board_through))
+                raise ValueError(
+                    f"{nb} board cards is not one street of {self.game.name or 'the game'} "
+                    f"(board sizes {sizes}); pass street="
+                )
+            street = cands[0]
+        s = self._street(street)
+        if nb != sp.board_through[s]:
+            raise ValueError(f"street {s} hands have {sp.hole + sp.board_through[s]} cards, got {arr.shape[1]}")
+        if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= DECK_SIZE):
+            raise ValueError("cards must be integers in 0..51")
+        arr = np.ascontiguousarray(arr, dtype=np.uint8)
+        self.space.indexer(s).index_batch(arr)  # checks every card is in the deck, none repeats
+        return arr, s
+
+    def _own_cards(self, hands: np.ndarray, s: int, dedupe: bool = True) -> np.ndarray:
+        """Own-street buckets from the cards: features, then the nearest centroid.
+
+        Features do not change under a permutation of the suits, so with ``dedupe`` each
+        suit-isomorphism class in the batch is computed once, on its first hand (the
+        indexer only groups the hands; nothing is read from a table).
+        """
+        kind = self._streets[s]["kind"]
+        ix = self.space.indexer(s)
+        if kind == "lossless":
+            return ix.index_batch(hands).astype(np.int32)
+        inverse = None
+        if dedupe and hands.shape[0] > 1:
+            _, first, inverse = np.unique(ix.index_batch(hands), return_index=True, return_inverse=True)
+            hands = hands[first]
+        f = F.direct_features(self.space, hands, s, self.params.bins)
+        metric = F.METRIC_EHS if kind == "ehs" else _METRICS[kind]
+        x = F.feature_vectors(f.counts, f.s1, f.s2, self.space.scale, metric)
+        centroids = self._centroids[s]
+        assert centroids is not None  # a clustered street has centroids
+        labels = nearest(x, centroids)
+        return labels if inverse is None else labels[inverse.ravel()]
+
+    def _own_table(self, hands: np.ndarray, s: int) -> np.ndarray:
+        return self._tables[s][self.space.indexer(s).index_batch(hands)].astype(np.int32)
+
+    def _chain(self, hands: np.ndarray, s: int, own: Callable[[np.ndarray, int], np.ndarray]) -> np.ndarray:
+        if not self.params.history:
+            return own(hands, s)
+        hole, bt = self.space.hole, self.space.board_through
+        h = own(np.ascontiguousarray(hands[:, : hole + bt[0]]), 0)
+        for t in range(1, s + 1):
+            o = own(np.ascontiguousarray(hands[:, : hole + bt[t]]), t)
+            pairs = self._pairs[t]
+            assert pairs is not None  # history streets after the first have pair maps
+            h = pairs[h, o]
+        return h.astype(np.int32)
+
+    def bucket_batch(self, hands: np.ndarray, street: int | None = None, *, dedupe: bool = True) -> np.ndarray:
+        """Buckets of many hands computed from the cards alone (no table), ``int32[n]``.
+
+        ``hands``: ``(n, hole + board)`` ACPC cards; ``street`` defaults to the street
+        with that many board cards. ``dedupe=False`` computes every hand's features
+        itself, even for suit-isomorphic repeats (same answers, more work; earlier
+        streets of a history chain are still computed once per class). Raises
+        ``ValueError`` on a card outside the deck, a repeated card, or a size that is not
+        a street's.
+        """
+        arr, s = self._hands(hands, street)
+        if arr.shape[0] > _SERIAL_BELOW:
+            return self._chain(arr, s, lambda h, t: self._own_cards(h, t, dedupe or t < s))
+        # a few hands: stay on this thread. Waking numba's other threads costs nothing on
+        # an idle machine but up to a scheduler time slice (tens of ms) on a busy one
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return self._chain(arr, s, lambda h, t: self._own_cards(h, t, dedupe or t < s))
+        finally:
+            numba.set_num_threads(threads)
+
+    def lookup_batch(self, hands: np.ndarray, street: int | None = None) -> np.ndarray:
+        """Buckets of many hands from the stored tables, ``int32[n]`` (same as :meth:`bucket_batch`)."""
+        arr, s = self._hands(hands, street)
+        return self._chain(arr, s, self._own_table)
+
+    def bucket(self, hole: Sequence[int] | np.ndarray, board: Sequence[int] | np.ndarray = (),
+               street: int | None = None) -> int:
+        """Bucket of one hand from its cards alone (hole cards, board in dealing order)."""
+        return int(self.bucket_batch(np.array([list(hole) + list(board)], np.int64), street)[0])
+
+    def lookup(self, hole: Sequence[int] | np.ndarray, board: Sequence[int] | np.ndarray = (),
+               street: int | None = None) -> int:
+        """Bucket of one hand from the tables."""
+        return int(self.lookup_batch(np.array([list(hole) + list(board)], np.int64), street)[0])
+
+    def __repr__(self) -> str:
+        b = "/".join(str(st["buckets"]) for st in self._streets)
+        return f"CardAbstraction({self.game.name or '?'}, buckets {b}{', history' if self.history else ''})"

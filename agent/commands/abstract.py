@@ -1,0 +1,166 @@
+"""``pokerbot abstract``: build the card abstraction (buckets per street) of a game."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from agent.cli import UserError
+from agent.progress import Progress
+
+_EXAMPLES = """\
+examples:
+  pokerbot abstract holdem.nolimit.2p.short24 --buckets 36,200,200,200 --out abs/short24
+  pokerbot abstract holdem.nolimit.2p.reverse_blinds --buckets 169,200,200,200 --dry-run --json
+  pokerbot abstract holdem.nolimit.2p.reverse_blinds --buckets 169,1000,1000,1000 --out abs/hu1000
+  pokerbot abstract leduc.limit.2p --buckets 3,6 --history --out abs/leduc
+
+A street whose bucket count equals its number of canonical hands is lossless (169 preflop
+on the full deck). An interrupted build restarts at the stage it was in: run the same
+command again.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``abstract`` subcommand."""
+    p = sub.add_parser(
+        "abstract",
+        help="build card buckets (features -> k-means) for a game",
+        description=(
+            "Build the card abstraction of a two-player hold'em-like game: per street, river "
+            "E[HS] or the histogram of river E[HS] over the run-outs, clustered by weighted "
+            "k-means; tables indexed by canonical hand, centroids and metadata go to --out."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_EXAMPLES,
+    )
+    p.add_argument("game", help="a shipped game name or a .game file")
+    p.add_argument("--buckets", required=True, help="buckets per street, comma-separated (e.g. 169,200,200,200)")
+    p.add_argument("--out", help="output directory (required unless --dry-run)")
+    p.add_argument("--history", action="store_true", help="history-carrying buckets (previous street's bucket x own)")
+    p.add_argument("--seed", type=int, default=0, help="k-means seed (default 0)")
+    p.add_argument("--bins", type=int, default=32, help="histogram bins of river E[HS] (default 32)")
+    p.add_argument("--metric", choices=("emd", "moments"), default="emd",
+                   help="emd: L2 on the histogram CDF (default); moments: (E[HS], E[HS^2])")
+    p.add_argument("--history-weight", type=float, default=0.5,
+                   help="weight of the previous street in history buckets (default 0.5)")
+    p.add_argument("--max-iter", type=int, default=60, help="k-means iterations at most (default 60)")
+    p.add_argument("--memory-limit", type=float, metavar="GIB",
+                   help="refuse builds predicted to need more (default: the machine's available memory)")
+    p.add_argument("--dry-run", action="store_true", help="build nothing: print sizes and predicted time and memory")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def _buckets(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise UserError(f"--buckets {text!r}: expected comma-separated integers, e.g. 169,200,200,200") from None
+    if any(v < 1 for v in values):
+        raise UserError(f"--buckets {text!r}: every count must be at least 1")
+    return values
+
+
+class _Bars:
+    """One progress bar per build stage (the build reports ``(stage, done, total)``)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Progress | None = None
+        self.stage = ""
+
+    def __call__(self, stage: str, done: float, total: float) -> None:
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = Progress(total, f"{stage:<18}", enabled=self.enabled)
+        assert self.bar is not None
+        self.bar.total = total
+        self.bar.update(done, force=done >= total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan (``--dry-run``) or build the abstraction; returns the exit status."""
+    from abstraction.card_abstraction import (
+        AbstractionParams,
+        available_memory_gib,
+        build_abstraction,
+        peak_memory_gib,
+        plan_build,
+    )
+    from poker.game import load_game
+
+    game = load_game(args.game)
+    params = AbstractionParams(
+        buckets=_buckets(args.buckets),
+        history=args.history,
+        seed=args.seed,
+        bins=args.bins,
+        metric=args.metric,
+        history_weight=args.history_weight,
+        max_iter=args.max_iter,
+    )
+    plan = plan_build(game, params)
+    available = available_memory_gib()
+    limit = args.memory_limit if args.memory_limit is not None else available
+    if args.dry_run:
+        out: dict[str, Any] = {
+            "game": game.name,
+            "dry_run": True,
+            "history": params.history,
+            "streets": [s.to_json() for s in plan.streets],
+            "seconds": plan.seconds,
+            "peak_gib": plan.peak_gib,
+            "memory_limit_gib": round(limit, 3),
+            "fits_memory": plan.peak_gib <= limit,
+        }
+        if not args.json:
+            for s in plan.streets:
+                print(
+                    f"{s.name:<8} {s.buckets:>8,} buckets of {s.canonical_hands:>15,} canonical hands "
+                    f"({s.kind:<8}) ~{s.seconds:>8.1f} s  ~{s.peak_gib:.2f} GiB"
+                )
+            print(f"total   ~{plan.seconds:.0f} s, peak ~{plan.peak_gib:.2f} GiB (limit {limit:.2f} GiB)")
+        if not out["fits_memory"]:
+            print(f"pokerbot abstract: warning: predicted peak {plan.peak_gib:.2f} GiB exceeds {limit:.2f} GiB",
+                  file=sys.stderr)
+        if args.json:
+            print(json.dumps(out))
+        return 0
+    if not args.out:
+        raise UserError("--out DIR is required (or use --dry-run)")
+    bars = _Bars(enabled=not args.quiet)
+    try:
+        report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit)
+    finally:
+        bars.close()
+    ab = report.abstraction
+    peak = peak_memory_gib()
+    streets = [
+        {
+            "street": s.street, "name": s.name, "buckets": s.buckets, "canonical_hands": s.canonical_hands,
+            "kind": s.kind,
+        }
+        for s in plan.streets
+    ]
+    if args.json:
+        print(json.dumps({
+            "game": game.name, "out": str(args.out), "history": params.history, "streets": streets,
+            "stages": report.stages, "seconds": report.seconds, "peak_gib": round(peak, 3),
+            "content_hash": ab.content_hash,
+        }))
+    else:
+        for st in report.stages:
+            how = "reused" if st["reused"] else f"{st['seconds']:.1f} s"
+            print(f"{st['stage']:<18} {how}")
+        print(f"built {ab!r} in {report.seconds:.1f} s, peak memory {peak:.2f} GiB -> {args.out}")
+    return 0
