@@ -58,7 +58,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from poker._atomic import atomic_write_bytes
+from poker._atomic import atomic_write, atomic_write_bytes
 from poker.cards import DECK_SIZE
 from poker.game import Game, load_game, parse_game
 
@@ -86,8 +86,6 @@ STAGES_FILE = "stages.json"
 _METRICS = {"emd": F.METRIC_CDF, "moments": F.METRIC_MOMENTS}
 _GIB = float(1 << 30)
 _SERIAL_BELOW = 16  # on-the-fly batches up to this size run on the calling thread only
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 
 # Stage progress: ``progress(stage, done, total)``; the CLI draws one bar per stage.
 ProgressFn = Callable[[str, float, float], None]
@@ -339,21 +337,9 @@ def peak_memory_gib() -> float:
 
 
 def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
-    """Write ``arr`` as ``.npy`` through a temporary file in the same folder, fsync, rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; tables are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``arr`` as ``.npy`` atomically (temporary file, fsync, rename)."""
+    data = np.ascontiguousarray(arr)
+    atomic_write(path, lambda fh: np.save(fh, data, allow_pickle=False))
 
 
 def _atomic_write_json(path: Path, obj: Any) -> None:
