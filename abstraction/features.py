@@ -69,8 +69,10 @@ __all__ = [
     "board_ehs",
     "canonical_boards",
     "direct_features",
+    "feature_dims",
     "feature_vectors",
     "hole_combinations",
+    "river_feature_table",
     "river_table",
     "tower_features",
 ]
@@ -439,7 +441,7 @@ def _river_scatter(tab, rnd, boards, deck, hole, perm_maps, values, weights):  #
     """
     b = boards.shape[1]
     n = hole + b
-    m_max = comb_count(deck.shape[0] - b, hole)
+    m_max = _comb_count(deck.shape[0] - b, hole)
     for i in prange(boards.shape[0]):
         rem = np.empty(64, np.uint8)
         cards = np.empty(n, np.uint8)
@@ -457,7 +459,7 @@ def _river_scatter(tab, rnd, boards, deck, hole, perm_maps, values, weights):  #
 
 
 @njit(cache=True)
-def comb_count(n, k):  # pragma: no cover - compiled
+def _comb_count(n, k):  # pragma: no cover - compiled
     """``n`` choose ``k`` (small arguments), njit-callable."""
     if k < 0 or k > n:
         return 0

@@ -15,7 +15,8 @@ examples:
   pokerbot abstract holdem.nolimit.2p.short24 --buckets 36,200,200,200 --out abs/short24
   pokerbot abstract holdem.nolimit.2p.reverse_blinds --buckets 169,200,200,200 --dry-run --json
   pokerbot abstract holdem.nolimit.2p.reverse_blinds --buckets 169,1000,1000,1000 --out abs/hu1000
-  pokerbot abstract leduc.limit.2p --buckets 3,6 --history --out abs/leduc
+  pokerbot abstract holdem.nolimit.2p.short20 --buckets 25,60,60,60 --history --out abs/short20h
+  pokerbot abstract leduc.limit.2p --buckets 3,3 --out abs/leduc
 
 A street whose bucket count equals its number of canonical hands is lossless (169 preflop
 on the full deck). An interrupted build restarts at the stage it was in: run the same
