@@ -8,7 +8,22 @@ actions of the action values (its information set there is exactly (public state
 hand)); at the opponent's nodes the action values are summed; at terminals the values
 against the opponent's vector come from an O(n) sweep over hands sorted by strength, with
 card removal (Section 4.2). The opponent's strategy may be defined over buckets of a
-card abstraction; the responder always sees its exact hand.
+card abstraction; this responder always sees its exact hand and the board, so it measures
+the strategy in the real card game (with the same betting tree): :func:`exploitability`.
+
+In the *abstract* game (:func:`abstract_exploitability`) the responder is limited to the
+same information sets as the strategy: (decision node, bucket of its cards on that
+street). Its strategy is built by backward induction over those information sets: in
+order of how many of its own decisions can still follow (none first), each information
+set takes the action with the highest counterfactual value summed over every (board,
+hand) in its bucket (Zinkevich et al. 2007, Eq. 7: the same sums CFR's regret update
+makes, hence one ``MODE_CFR`` walk per level), the deeper choices already fixed; its
+value is one more walk. With buckets that remember everything earlier streets showed
+(perfect recall: lossless buckets, suit-isomorphic classes) this is the abstract game's
+best response. With imperfect-recall buckets an exact best response is NP-hard in
+general; the value is then that of the best responder found this way, a lower bound on
+the abstract best response. Either way it is the value of a responder that sees only
+buckets, so it never exceeds the real-game best response.
 
 exploitability = (BR_0 + BR_1) / 2 in chips per game, where BR_i is the value of player
 i's best response (Johanson et al. 2011, Eq. 1 halved, as OpenSpiel's
@@ -17,6 +32,7 @@ i's best response (Johanson et al. 2011, Eq. 1 halved, as OpenSpiel's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +42,17 @@ from poker.game import Game
 
 from . import _kernels as K
 from .cfr import Strategy
-from .problem import as_game
+from .problem import Buffers, Problem, as_game
 
-__all__ = ["Result", "best_response_value", "exploitability", "profile_value"]
+__all__ = [
+    "Result",
+    "abstract_and_real_exploitability",
+    "abstract_best_response_value",
+    "abstract_exploitability",
+    "best_response_value",
+    "exploitability",
+    "profile_value",
+]
 
 
 @dataclass(frozen=True)
@@ -46,14 +70,18 @@ class Result:
     value: float
 
 
-def _walk(strategy: Strategy, player: int, mode: int) -> float:
+def _checked_policy(strategy: Strategy, player: int) -> np.ndarray:
     p = strategy.problem
     if strategy.policy.shape != (p.size,):
         raise ValueError(f"policy has shape {strategy.policy.shape}, the tree needs ({p.size},)")
     if player not in (0, 1):
         raise ValueError(f"player {player} is not 0 or 1")
-    b = p.buffers()
-    policy = np.ascontiguousarray(strategy.policy, dtype=np.float64)
+    return np.ascontiguousarray(strategy.policy, dtype=np.float64)
+
+
+def _root(
+    p: Problem, player: int, mode: int, policy: np.ndarray, acc: np.ndarray, b: Buffers
+) -> float:
     dummy = np.zeros(1)
     return float(
         K.root_value(
@@ -62,7 +90,7 @@ def _walk(strategy: Strategy, player: int, mode: int) -> float:
             player,
             mode,
             policy,
-            dummy,
+            acc,
             dummy,
             0.0,
             b.vals,
@@ -71,6 +99,77 @@ def _walk(strategy: Strategy, player: int, mode: int) -> float:
             b.frames,
         )
     )
+
+
+def _walk(strategy: Strategy, player: int, mode: int) -> float:
+    policy = _checked_policy(strategy, player)
+    p = strategy.problem
+    return _root(p, player, mode, policy, np.zeros(1), p.buffers())
+
+
+def _buckets_identify_hands(problem: Problem) -> bool:
+    """True if no bucket holds two (board state, hand) pairs: the responder limited to
+    buckets then knows as much as the real one (lossless buckets, identity maps)."""
+    ch = problem.chance
+    if ch.lossless:
+        return True
+    bucket = ch.kernel.bucket
+    for s, nb in enumerate(ch.n_buckets):
+        rows = bucket[ch.board_street == s]
+        if np.bincount(rows[rows >= 0], minlength=nb).max(initial=0) > 1:
+            return False
+    return True
+
+
+def _levels(problem: Problem, player: int) -> list[list[int]]:
+    """``player``'s decision nodes grouped by level: the most decisions of ``player`` on a
+    path strictly below the node (nodes come after their parents, so one backward pass)."""
+    tree = problem.tree
+    kind = tree.kind.tolist()
+    actor = tree.player.tolist()
+    parent = tree.parent.tolist()
+    below = [0] * tree.n_nodes  # most player decisions in the subtree strictly below
+    out: list[list[int]] = []
+    for node in range(tree.n_nodes - 1, -1, -1):
+        mine = kind[node] == K.DECISION and actor[node] == player
+        if mine:
+            lev = below[node]
+            while len(out) <= lev:
+                out.append([])
+            out[lev].append(node)
+        up = parent[node]
+        if up >= 0:
+            below[up] = max(below[up], below[node] + int(mine))
+    return out
+
+
+def abstract_best_response_value(strategy: Strategy, player: int) -> float:
+    """Value (chips per game) of ``player``'s best response limited to the strategy's
+    buckets, found by backward induction (see the module docstring; exact for
+    perfect-recall buckets, a lower bound on the abstract best response otherwise)."""
+    policy = _checked_policy(strategy, player)
+    p = strategy.problem
+    if _buckets_identify_hands(p):
+        return best_response_value(strategy, player)
+    tree = p.tree
+    b = p.buffers()
+    pure = policy.copy()
+    acc = np.zeros(p.size)
+    for nodes in _levels(p, player):
+        # Counterfactual regrets of the profile in which the responder's deeper
+        # decisions are already fixed: their argmax per bucket is the action with the
+        # highest counterfactual value (the node's own policy term is common to all).
+        acc[:] = 0.0
+        _root(p, player, K.MODE_CFR, pure, acc, b)
+        for node in nodes:
+            n_act = int(tree.n_child[node])
+            nb = int(p.chance.n_buckets[tree.street[node]])
+            o = int(p.offset[node])
+            best = acc[o : o + nb * n_act].reshape(nb, n_act).argmax(axis=1)
+            block = np.zeros((nb, n_act))
+            block[np.arange(nb), best] = 1.0
+            pure[o : o + nb * n_act] = block.ravel()
+    return _root(p, player, K.MODE_EV, pure, np.zeros(1), b)
 
 
 def best_response_value(strategy: Strategy, player: int) -> float:
@@ -84,14 +183,41 @@ def profile_value(strategy: Strategy, player: int = 0) -> float:
 
 
 def exploitability(game: Game | str | Path | None, strategy: Strategy) -> Result:
-    """Exploitability of ``strategy`` (and both best-response values and the profile's value).
+    """Exploitability of ``strategy`` in the real card game (both best-response values and
+    the profile's value): each best responder sees its exact cards and the board, the
+    strategy is looked up through its buckets, the betting tree is the strategy's.
 
     ``game`` (or None) must be the game the strategy was made for.
     """
     if game is not None and as_game(game) != strategy.game:
         raise ValueError("the strategy was made for a different game")
-    br0 = best_response_value(strategy, 0)
-    br1 = best_response_value(strategy, 1)
+    return _result(strategy, best_response_value)
+
+
+def abstract_exploitability(game: Game | str | Path | None, strategy: Strategy) -> Result:
+    """Exploitability of ``strategy`` in its abstract game: each best responder is limited
+    to the strategy's buckets (:func:`abstract_best_response_value`). Without a card
+    abstraction this equals :func:`exploitability`.
+
+    ``game`` (or None) must be the game the strategy was made for.
+    """
+    if game is not None and as_game(game) != strategy.game:
+        raise ValueError("the strategy was made for a different game")
+    return _result(strategy, abstract_best_response_value)
+
+
+def abstract_and_real_exploitability(strategy: Strategy) -> tuple[Result, Result]:
+    """(:func:`abstract_exploitability`, :func:`exploitability`) of ``strategy``; the
+    walks are made once when the buckets tell every hand apart (then both are equal)."""
+    real = _result(strategy, best_response_value)
+    if _buckets_identify_hands(strategy.problem):
+        return real, real
+    return _result(strategy, abstract_best_response_value), real
+
+
+def _result(strategy: Strategy, br: Callable[[Strategy, int], float]) -> Result:
+    br0 = br(strategy, 0)
+    br1 = br(strategy, 1)
     expl = (br0 + br1) / 2.0
     return Result(
         exploitability=expl,

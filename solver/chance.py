@@ -12,9 +12,13 @@ enumerate hands and boards without weights and multiply once at the leaves.
 
 An information set is (decision node, bucket) where the bucket of a hand on a board state
 comes from a per-street *bucket map*. The default map is lossless: every (board state,
-hand) pair of a street gets its own bucket. A card abstraction plugs in by supplying
-``bucket_fn(street, hole_cards, board_cards) -> bucket`` and the bucket count per street
-(cards in ACPC encoding).
+hand) pair of a street gets its own bucket. A card abstraction plugs in by supplying the
+bucket count per street and either ``bucket_fn(street, hole_cards, board_cards) ->
+bucket`` (one call per pair) or ``bucket_batch(street, cards) -> buckets`` (one call per
+street and block of pairs, ``cards[i]`` = hole cards then the board in dealing order, as
+:meth:`abstraction.card_abstraction.CardAbstraction.lookup_batch` takes them); cards are
+in ACPC encoding. Either way the map is computed once, here, into the flat table
+``bucket[board state, hand]`` the kernels read.
 """
 
 from __future__ import annotations
@@ -32,9 +36,12 @@ from poker.game import Game, load_game
 from ._kernels import KChance
 
 BucketFn = Callable[[int, tuple[int, ...], tuple[int, ...]], int]
+#: ``bucket_batch(street, cards)``: ``cards`` is ``uint8[n, hole + board]`` (ACPC cards,
+#: hole cards first, then the board in dealing order); returns ``n`` integer buckets.
+BucketBatchFn = Callable[[int, np.ndarray], np.ndarray]
 StrengthFn = Callable[[Sequence[int]], int]
 
-__all__ = ["BucketFn", "Chance", "build_chance"]
+__all__ = ["BucketBatchFn", "BucketFn", "Chance", "build_chance"]
 
 
 @dataclass(frozen=True)
@@ -114,13 +121,15 @@ def build_chance(
     bucket_fn: BucketFn | None = None,
     bucket_counts: Sequence[int] | None = None,
     strength: StrengthFn | None = None,
+    bucket_batch: BucketBatchFn | None = None,
 ) -> Chance:
     """Enumerate hands and board states of ``game`` and bucket every (board state, hand).
 
-    ``bucket_fn``/``bucket_counts``: a card abstraction (both or neither); without them
-    the map is lossless. ``strength``: hand evaluator over ACPC cards (default
-    :func:`poker.evaluator.evaluate`), called once per (final board, hand).
-    Only two-player games with one or two hole cards are supported.
+    ``bucket_counts`` with ``bucket_fn`` or ``bucket_batch`` (one of them): a card
+    abstraction; with none of the three the map is lossless. ``strength``: hand
+    evaluator over ACPC cards (default :func:`poker.evaluator.evaluate`), called once per
+    (final board, hand). Only two-player games with one or two hole cards are supported.
+    Raises ``ValueError`` if a bucket falls outside ``0 .. bucket_counts[street] - 1``.
     """
     if game.num_players != 2:
         raise ValueError(f"vector-form solving needs 2 players, game has {game.num_players}")
@@ -128,8 +137,13 @@ def build_chance(
         raise ValueError(
             f"card removal is implemented for 1 or 2 hole cards, not {game.num_hole_cards}"
         )
-    if (bucket_fn is None) != (bucket_counts is None):
-        raise ValueError("give both bucket_fn and bucket_counts, or neither (lossless)")
+    if bucket_fn is not None and bucket_batch is not None:
+        raise ValueError("give bucket_fn or bucket_batch, not both")
+    mapped = bucket_fn is not None or bucket_batch is not None
+    if mapped != (bucket_counts is not None):
+        raise ValueError(
+            "give bucket_counts with bucket_fn or bucket_batch, or none of them (lossless)"
+        )
     deck = tuple(deck_cards(game.num_ranks, game.num_suits))
     n_cards = len(deck)
     k = game.num_hole_cards
@@ -169,7 +183,7 @@ def build_chance(
         valid[i] = [(m & bm) == 0 for m in hand_masks]
 
     bucket = np.full((n_bs, n_h), -1, dtype=np.int32)
-    if bucket_fn is None:
+    if not mapped:
         counts = [0] * streets
         for i in range(n_bs):
             s = st_street[i]
@@ -181,14 +195,20 @@ def build_chance(
         counts = [int(x) for x in bucket_counts]
         if len(counts) != streets:
             raise ValueError(f"bucket_counts has {len(counts)} entries, game has {streets} streets")
-        for i, b in enumerate(states):
-            s = st_street[i]
-            board = tuple(deck[x] for x in b)
-            for h in np.flatnonzero(valid[i]):
-                v = int(bucket_fn(s, tuple(deck[x] for x in hands[h]), board))
-                if not 0 <= v < counts[s]:
-                    raise ValueError(f"bucket {v} on street {s} is outside 0..{counts[s] - 1}")
-                bucket[i, h] = v
+        if bucket_fn is not None:
+            for i, b in enumerate(states):
+                s = st_street[i]
+                board = tuple(deck[x] for x in b)
+                for h in np.flatnonzero(valid[i]):
+                    v = int(bucket_fn(s, tuple(deck[x] for x in hands[h]), board))
+                    if not 0 <= v < counts[s]:
+                        raise ValueError(
+                            f"bucket {v} on street {s} is outside 0..{counts[s] - 1}"
+                        )
+                    bucket[i, h] = v
+        else:
+            assert bucket_batch is not None
+            _fill_batched(bucket, valid, states, st_street, deck, hands, counts, bucket_batch)
 
     evaluate = strength or _default_strength()
     sd_order = np.zeros((len(level), n_h), dtype=np.int32)
@@ -230,6 +250,49 @@ def build_chance(
         board_street=np.asarray(st_street, dtype=np.int8),
         board_cards=board_cards,
         n_buckets=tuple(counts),
-        lossless=bucket_fn is None,
+        lossless=not mapped,
         kernel=kernel,
     )
+
+
+#: (board state, hand) pairs per ``bucket_batch`` call: bounds the card arrays' memory.
+BATCH_ROWS = 1 << 20
+
+
+def _fill_batched(
+    bucket: np.ndarray,
+    valid: np.ndarray,
+    states: Sequence[tuple[int, ...]],
+    st_street: Sequence[int],
+    deck: tuple[int, ...],
+    hands: np.ndarray,
+    counts: Sequence[int],
+    bucket_batch: BucketBatchFn,
+) -> None:
+    """``bucket[i, h] = bucket_batch(street, cards of hand h + board state i)`` for every
+    valid pair, street by street in blocks of at most :data:`BATCH_ROWS` pairs."""
+    deck_arr = np.asarray(deck, dtype=np.uint8)
+    street_of = np.asarray(st_street, dtype=np.int64)
+    for s in range(len(counts)):
+        ids = np.flatnonzero(street_of == s)
+        if ids.size == 0:
+            continue
+        n_board = len(states[int(ids[0])])
+        boards = np.array([states[int(i)] for i in ids], dtype=np.int64)
+        boards = boards.reshape(ids.size, n_board)
+        rows_i, rows_h = np.nonzero(valid[ids])
+        for lo in range(0, rows_i.size, BATCH_ROWS):
+            bi = rows_i[lo : lo + BATCH_ROWS]
+            hi = rows_h[lo : lo + BATCH_ROWS]
+            cards = np.ascontiguousarray(
+                np.concatenate([deck_arr[hands[hi]], deck_arr[boards[bi]]], axis=1)
+            )
+            got = np.asarray(bucket_batch(s, cards))
+            if got.shape != (bi.size,):
+                raise ValueError(
+                    f"bucket_batch gave {got.shape} buckets for {bi.size} hands on street {s}"
+                )
+            if got.size and (got.min() < 0 or got.max() >= counts[s]):
+                bad = int(got.min() if got.min() < 0 else got.max())
+                raise ValueError(f"bucket {bad} on street {s} is outside 0..{counts[s] - 1}")
+            bucket[ids[bi], hi] = got.astype(np.int32)

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
@@ -54,6 +54,10 @@ from . import _kernels as K
 from . import _sampling_kernels as SK
 from .cfr import CFRSolver, Strategy
 from .problem import Problem, make_problem
+from .strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
+
+if TYPE_CHECKING:
+    from abstraction.card_abstraction import CardAbstraction
 
 __all__ = [
     "ALGORITHMS",
@@ -598,11 +602,19 @@ class Checkpoint:
     seed: int
     threads: int
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    #: The card buckets, as a strategy file's ``cards`` field records them (checkpoints
+    #: written before card abstractions have none: lossless).
+    cards: dict[str, Any] = field(default_factory=lambda: {"abstraction": "lossless"})
 
-    def problem(self) -> Problem:
-        """Rebuild the problem the checkpoint was made for."""
+    def problem(self, abstraction: CardAbstraction | None = None) -> Problem:
+        """Rebuild the problem the checkpoint was made for (``abstraction``: the card
+        abstraction it records, if any; another one is refused)."""
+        try:
+            check_cards(self.cards, abstraction, "the checkpoint")
+        except StrategyFileError as exc:
+            raise CheckpointError(str(exc)) from None
         game = parse_game(self.game_text, source="<checkpoint>", name=self.game_name)
-        return make_problem(game, self.betting or None)
+        return make_problem(game, self.betting or None, abstraction=abstraction)
 
 
 def _pack_array(a: np.ndarray) -> dict[str, Any]:
@@ -613,8 +625,11 @@ def _pack_array(a: np.ndarray) -> dict[str, Any]:
 
 def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> None:
     """Write ``solver``'s state (regrets, average sums, iteration count and, for sampled
-    solvers, RNG states and options) to ``path`` atomically, as one msgpack map."""
+    solvers, RNG states and options) to ``path`` atomically, as one msgpack map; its
+    ``cards`` field records the card abstraction as a strategy file does
+    (:func:`solver.strategy_io.cards_record`)."""
     p = solver.problem
+    cards = cards_record(p)
     arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
     if isinstance(solver, SampledCFRSolver):
         algorithm = solver.algorithm
@@ -635,6 +650,7 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
         "game": p.game.to_text(),
         "game_name": p.game.name,
         "betting": p.tree.betting_spec,
+        "cards": cards,
         "algorithm": algorithm,
         "options": options,
         "iterations": int(solver.iterations),
@@ -688,6 +704,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
             seed=int(doc["seed"]),
             threads=int(doc["threads"]),
             arrays=arrays,
+            cards=dict(doc.get("cards") or {"abstraction": "lossless"}),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CheckpointError):
@@ -700,6 +717,15 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
     p = solver.problem
     if ckpt.game_text != p.game.to_text() or ckpt.betting != p.tree.betting_spec:
         raise CheckpointError("the checkpoint was made for a different game or betting abstraction")
+    have = cards_record(p)
+    if (ckpt.cards.get("abstraction"), ckpt.cards.get("content_hash")) != (
+        have["abstraction"],
+        have.get("content_hash"),
+    ):
+        raise CheckpointError(
+            f"the checkpoint was trained over {describe_cards(ckpt.cards)}, "
+            f"this run uses {describe_cards(have)}; resume with the same --abstraction"
+        )
     algorithm = solver.algorithm if isinstance(solver, SampledCFRSolver) else solver.algorithm.value
     if ckpt.algorithm != algorithm:
         raise CheckpointError(f"the checkpoint is of a {ckpt.algorithm} run, not {algorithm}")

@@ -2,7 +2,9 @@
 
 One :class:`Problem` is shared by CFR, best response and the strategy file, so the
 addressing ``offset[node] + bucket * n_actions[node] + action`` has one definition
-(:func:`solver.tree.table_offsets`).
+(:func:`solver.tree.table_offsets`). With a card abstraction
+(:class:`abstraction.card_abstraction.CardAbstraction`) the buckets are the
+abstraction's, looked up once per (board state, hand) into the chance layer's table.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +23,17 @@ from ._kernels import KChance, KTree
 from .chance import BucketFn, Chance, StrengthFn, build_chance
 from .tree import Tree, build_tree, table_offsets
 
-__all__ = ["Buffers", "Problem", "as_game", "make_problem"]
+if TYPE_CHECKING:  # imported for types only: loading it pulls in the evaluator and features
+    from abstraction.card_abstraction import CardAbstraction
+
+__all__ = [
+    "Buffers",
+    "Problem",
+    "as_game",
+    "card_layout",
+    "check_card_abstraction",
+    "make_problem",
+]
 
 
 def as_game(game: Game | str | Path) -> Game:
@@ -41,13 +54,18 @@ class Buffers:
 
 @dataclass(frozen=True, eq=False)
 class Problem:
-    """Tree, chance layer and table layout of one (abstract) game."""
+    """Tree, chance layer and table layout of one (abstract) game.
+
+    ``abstraction``: the card abstraction whose buckets the chance layer holds (None for
+    lossless buckets or a bucket function given directly).
+    """
 
     tree: Tree
     chance: Chance
     offset: np.ndarray  # int64[n_nodes]
     size: int  # entries of one table (regrets, average sums or a policy)
     ktree: KTree
+    abstraction: CardAbstraction | None = None
 
     @property
     def game(self) -> Game:
@@ -75,6 +93,37 @@ class Problem:
         return int(self.offset[node]) + bucket * int(self.tree.n_child[node]) + action
 
 
+def card_layout(game: Game) -> str:
+    """The card structure a card abstraction depends on, as text: deck, hole cards and
+    board cards per street (the number of streets is the length of that list).
+
+    >>> card_layout(load_game("leduc.limit.2p"))
+    '6-card deck (3 ranks x 2 suits), 1 hole card, board 0+1'
+    """
+
+    def n(count: int, what: str) -> str:
+        return f"{count} {what}{'s' if count != 1 else ''}"
+
+    board = "+".join(str(b) for b in game.num_board_cards)
+    return (
+        f"{game.deck_size}-card deck ({n(game.num_ranks, 'rank')} x {n(game.num_suits, 'suit')}), "
+        f"{n(game.num_hole_cards, 'hole card')}, board {board}"
+    )
+
+
+def check_card_abstraction(game: Game, abstraction: CardAbstraction) -> None:
+    """Raise ``ValueError`` (one line) unless ``abstraction`` was built for ``game``'s
+    cards: the same deck, hole cards, and board cards on each of the same number of
+    streets. Betting may differ (an abstraction of leduc.limit.2p serves leduc.nolimit.2p)."""
+    built = abstraction.game
+    if card_layout(built) != card_layout(game):
+        raise ValueError(
+            f"card abstraction {abstraction.directory} was built for "
+            f"{built.name or 'another game'} ({card_layout(built)}), not for "
+            f"{game.name or 'this game'} ({card_layout(game)})"
+        )
+
+
 def make_problem(
     game: Game | str | Path,
     betting: BettingAbstraction | str | None = None,
@@ -82,10 +131,37 @@ def make_problem(
     bucket_fn: BucketFn | None = None,
     bucket_counts: Sequence[int] | None = None,
     strength: StrengthFn | None = None,
+    abstraction: CardAbstraction | None = None,
 ) -> Problem:
-    """Build tree, chance layer and layout (lossless buckets unless a map is given)."""
+    """Build tree, chance layer and layout: lossless buckets unless a bucket map
+    (``bucket_fn`` with ``bucket_counts``) or a card ``abstraction`` is given.
+
+    The abstraction must have been built for ``game``'s cards
+    (:func:`check_card_abstraction`); its buckets come from its tables
+    (:meth:`CardAbstraction.lookup_batch`), which equal the buckets computed from the cards.
+    """
     g = as_game(game)
     tree = build_tree(g, betting)
-    chance = build_chance(g, bucket_fn=bucket_fn, bucket_counts=bucket_counts, strength=strength)
+    if abstraction is not None:
+        if bucket_fn is not None or bucket_counts is not None:
+            raise ValueError("give a card abstraction or bucket_fn/bucket_counts, not both")
+        check_card_abstraction(g, abstraction)
+        chance = build_chance(
+            g,
+            bucket_counts=abstraction.bucket_counts,
+            bucket_batch=lambda street, cards: abstraction.lookup_batch(cards, street),
+            strength=strength,
+        )
+    else:
+        chance = build_chance(
+            g, bucket_fn=bucket_fn, bucket_counts=bucket_counts, strength=strength
+        )
     offset, size = table_offsets(tree, chance.n_buckets)
-    return Problem(tree=tree, chance=chance, offset=offset, size=size, ktree=tree.kernel(offset))
+    return Problem(
+        tree=tree,
+        chance=chance,
+        offset=offset,
+        size=size,
+        ktree=tree.kernel(offset),
+        abstraction=abstraction,
+    )

@@ -4,29 +4,44 @@ A strategy file is one msgpack map (never pickle), written atomically::
 
     {
       "format": "pokerbot-solver-strategy",
-      "version": 1,
+      "version": 2,
       "game": <ACPC .game text>,          # poker.game.Game.to_text()
       "game_name": <str>,
       "betting": <betting spec, '' for limit games>,
-      "cards": {"abstraction": "lossless", "buckets": [per-street bucket counts]},
-      "algorithm": <'cfr' | 'cfr+' | ''>,
+      "cards": <the card buckets, below>,
+      "algorithm": <'cfr' | 'cfr+' | 'es' | 'os' | 'tcfr' | ''>,
       "iterations": <int>,
       "tree": {"nodes": <int>, "table_size": <int>},
       "arrays": {"policy": {"dtype": "<f8" | "<f4", "shape": [table_size], "data": <bytes>}},
       "sha256": <hex digest of every array's data, in key order>
     }
 
+``cards`` says which buckets the information sets use:
+
+* ``{"abstraction": "lossless", "buckets": [per-street counts]}``: every (board, hand)
+  pair its own bucket (:mod:`solver.chance`);
+* ``{"abstraction": "card", "buckets": [per-street counts], "content_hash": "sha256:...",
+  "game": <name of the game it was built for>, "params": <its AbstractionParams as
+  JSON>, "directory": <where it was when the strategy was written>}``: the buckets of a
+  card abstraction (:class:`abstraction.card_abstraction.CardAbstraction`), identified by
+  its content hash (game, parameters and every table). The tables are not copied into
+  the file: reading it needs the same abstraction, and one with another hash or other
+  bucket counts is refused; ``game``, ``params`` and ``directory`` are there to say
+  which one that is.
+
 ``policy`` is the normalised average strategy addressed as
-``offset[node] + bucket * n_actions[node] + action`` over the tree that ``game`` and
-``betting`` rebuild (:func:`solver.problem.make_problem`); the header's node count and
-table size must match the rebuilt tree. Arrays are raw little-endian bytes.
+``offset[node] + bucket * n_actions[node] + action`` over the tree that ``game``,
+``betting`` and ``cards`` rebuild (:func:`solver.problem.make_problem`); the header's node
+count and table size must match the rebuilt tree. Arrays are raw little-endian bytes.
+
+Version 1 files (lossless buckets only, the same fields otherwise) are still read.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
@@ -35,12 +50,18 @@ from poker._atomic import atomic_write_bytes
 from poker.game import parse_game
 
 from .cfr import Strategy
-from .problem import make_problem
+from .problem import Problem, make_problem
+
+if TYPE_CHECKING:
+    from abstraction.card_abstraction import CardAbstraction
 
 __all__ = [
     "FORMAT",
     "VERSION",
     "StrategyFileError",
+    "cards_record",
+    "check_cards",
+    "describe_cards",
     "dumps",
     "load_strategy",
     "loads",
@@ -48,7 +69,9 @@ __all__ = [
 ]
 
 FORMAT = "pokerbot-solver-strategy"
-VERSION = 1
+VERSION = 2
+#: Versions :func:`loads` reads (1: lossless buckets only).
+READS_VERSIONS = (1, 2)
 #: Largest file :func:`load_strategy` reads (bytes).
 MAX_FILE_BYTES = 1 << 31
 _DTYPES = {"float64": "<f8", "float32": "<f4"}
@@ -63,8 +86,7 @@ def dumps(strategy: Strategy, dtype: str = "float64") -> bytes:
     if dtype not in _DTYPES:
         raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
     p = strategy.problem
-    if not p.chance.lossless:
-        raise ValueError("only strategies over lossless card buckets can be saved for now")
+    cards = cards_record(p)
     policy = np.ascontiguousarray(strategy.policy, dtype=_DTYPES[dtype])
     data = policy.tobytes()
     doc = {
@@ -73,7 +95,7 @@ def dumps(strategy: Strategy, dtype: str = "float64") -> bytes:
         "game": p.game.to_text(),
         "game_name": p.game.name,
         "betting": p.tree.betting_spec,
-        "cards": {"abstraction": "lossless", "buckets": list(p.chance.n_buckets)},
+        "cards": cards,
         "algorithm": strategy.algorithm,
         "iterations": int(strategy.iterations),
         "tree": {"nodes": p.tree.n_nodes, "table_size": p.size},
@@ -81,6 +103,42 @@ def dumps(strategy: Strategy, dtype: str = "float64") -> bytes:
         "sha256": hashlib.sha256(data).hexdigest(),
     }
     return bytes(msgpack.packb(doc, use_bin_type=True))
+
+
+def cards_record(p: Problem) -> dict[str, Any]:
+    """The ``cards`` field of a file over ``p`` (see the module docstring; training
+    checkpoints record the same).
+
+    Raises ``ValueError`` for buckets given as a bare function: nothing would let a
+    reader rebuild them.
+    """
+    buckets = [int(b) for b in p.chance.n_buckets]
+    ab = p.abstraction
+    if ab is not None:
+        return {
+            "abstraction": "card",
+            "buckets": buckets,
+            "content_hash": ab.content_hash,
+            "game": ab.game.name,
+            "params": ab.params.to_json(),
+            "directory": str(ab.directory),
+        }
+    if not p.chance.lossless:
+        raise ValueError(
+            "the strategy's buckets come from a bare bucket function, not a card abstraction: "
+            "a file could not say how to rebuild them"
+        )
+    return {"abstraction": "lossless", "buckets": buckets}
+
+
+def describe_cards(cards: dict[str, Any]) -> str:
+    """Short text naming a ``cards`` record, for messages."""
+    if cards.get("abstraction") != "card":
+        return "lossless buckets"
+    where = f", built at {cards['directory']}" if cards.get("directory") else ""
+    b = cards.get("buckets")
+    counts = "/".join(str(x) for x in b) if isinstance(b, list) else "?"
+    return f"card abstraction {cards.get('content_hash')} (buckets {counts}{where})"
 
 
 def save_strategy(path: str | Path, strategy: Strategy, dtype: str = "float64") -> None:
@@ -97,8 +155,49 @@ def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
-def loads(data: bytes, source: str = "<bytes>") -> Strategy:
-    """Read a strategy from msgpack bytes; rebuilds the tree and checks it matches."""
+def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, source: str) -> None:
+    """Raise :class:`StrategyFileError` (one line, starting with ``source``) unless
+    ``abstraction`` is the one the ``cards`` record names (None for lossless buckets)."""
+    kind = cards.get("abstraction")
+    if kind == "lossless":
+        if abstraction is not None:
+            raise StrategyFileError(
+                f"{source} was trained without a card abstraction (lossless buckets), "
+                f"but card abstraction {abstraction.directory} was given"
+            )
+        return
+    if kind != "card":
+        raise StrategyFileError(f"{source}: card abstraction {kind!r} is not supported")
+    want = cards.get("content_hash")
+    if not isinstance(want, str):
+        raise StrategyFileError(f"{source}: the card abstraction record has no content hash")
+    if abstraction is None:
+        raise StrategyFileError(
+            f"{source} was trained over {describe_cards(cards)}: give that abstraction "
+            "(--abstraction DIR)"
+        )
+    if abstraction.content_hash != want:
+        raise StrategyFileError(
+            f"{source} was trained over card abstraction {want}, but "
+            f"{abstraction.directory} is {abstraction.content_hash}"
+        )
+    if cards.get("buckets") != abstraction.bucket_counts:
+        raise StrategyFileError(
+            f"{source}: bucket counts {cards.get('buckets')} differ from the abstraction's "
+            f"{abstraction.bucket_counts}"
+        )
+
+
+def loads(
+    data: bytes, source: str = "<bytes>", abstraction: CardAbstraction | None = None
+) -> Strategy:
+    """Read a strategy from msgpack bytes; rebuilds the tree and checks it matches.
+
+    ``abstraction``: the card abstraction the file records (required for such files,
+    refused for lossless ones). Raises :class:`StrategyFileError` (one line) on a damaged
+    file, an unknown version, or the wrong abstraction, and ``ValueError`` if the
+    abstraction was not built for the file's game.
+    """
     if len(data) > MAX_FILE_BYTES:
         raise StrategyFileError(
             f"{source}: {len(data)} bytes is more than the limit {MAX_FILE_BYTES}"
@@ -121,20 +220,20 @@ def loads(data: bytes, source: str = "<bytes>") -> Strategy:
     if doc.get("format") != FORMAT:
         raise StrategyFileError(f"{source}: format is {doc.get('format')!r}, expected {FORMAT!r}")
     version = _get(doc, "version", int, source)
-    if version != VERSION:
+    if version not in READS_VERSIONS:
         raise StrategyFileError(
-            f"{source}: version {version} is not supported (this reader knows {VERSION})"
+            f"{source}: version {version} is not supported (this reader knows "
+            f"{', '.join(str(v) for v in READS_VERSIONS)})"
         )
     game = parse_game(
         _get(doc, "game", str, source), source=f"{source}:game", name=doc.get("game_name", "") or ""
     )
     betting = _get(doc, "betting", str, source)
     cards = _get(doc, "cards", dict, source)
-    if cards.get("abstraction") != "lossless":
-        raise StrategyFileError(
-            f"{source}: card abstraction {cards.get('abstraction')!r} is not supported"
-        )
-    problem = make_problem(game, betting or None)
+    if version == 1 and cards.get("abstraction") != "lossless":
+        raise StrategyFileError(f"{source}: version 1 files hold lossless buckets only")
+    check_cards(cards, abstraction, source)
+    problem = make_problem(game, betting or None, abstraction=abstraction)
     tree_info = _get(doc, "tree", dict, source)
     if (
         tree_info.get("nodes") != problem.tree.n_nodes
@@ -171,8 +270,9 @@ def loads(data: bytes, source: str = "<bytes>") -> Strategy:
     )
 
 
-def load_strategy(path: str | Path) -> Strategy:
-    """Read a strategy file written by :func:`save_strategy`."""
+def load_strategy(path: str | Path, abstraction: CardAbstraction | None = None) -> Strategy:
+    """Read a strategy file written by :func:`save_strategy` (see :func:`loads` for
+    ``abstraction``)."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -181,4 +281,4 @@ def load_strategy(path: str | Path) -> Strategy:
         data = p.read_bytes()
     except OSError as exc:
         raise StrategyFileError(f"{p}: cannot read ({exc.strerror})") from None
-    return loads(data, source=str(p))
+    return loads(data, source=str(p), abstraction=abstraction)

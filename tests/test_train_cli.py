@@ -212,8 +212,8 @@ def test_resume_continues_exactly(tmp_path, capsys):
     "extra,message",
     [
         (
-            ["--algo", "es", "--iterations", "1", "--abstraction", "buckets/"],
-            "card abstraction not supported yet",
+            ["--algo", "es", "--iterations", "1", "--abstraction", "no-such-dir/"],
+            "no meta.json: not a card abstraction",
         ),
         (["--algo", "es"], "--seconds"),
         (

@@ -1,5 +1,7 @@
 """``pokerbot train``: solve the abstract game with a CFR-family algorithm and write the
-average strategy (solver.strategy_io), with checkpoints to stop and resume."""
+average strategy (solver.strategy_io), with checkpoints to stop and resume. With
+``--abstraction DIR`` the information sets are (decision node, card bucket) of a card
+abstraction built by ``pokerbot abstract``; the strategy file and checkpoints record it."""
 
 from __future__ import annotations
 
@@ -8,10 +10,15 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poker.game import load_game
-from solver.best_response import Result, exploitability
+from solver.best_response import (
+    Result,
+    abstract_and_real_exploitability,
+    abstract_exploitability,
+)
+from solver.chance import lossless_bucket_counts
 from solver.mccfr import (
     ALGORITHMS,
     SampledCFRSolver,
@@ -24,13 +31,18 @@ from solver.mccfr import (
     warm_up,
 )
 from solver.problem import make_problem
-from solver.strategy_io import save_strategy
+from solver.strategy_io import cards_record, save_strategy
+from solver.tree import table_offsets
 
 from ..cli import UserError
 from ..progress import Progress
 
-#: Exploitability is computed during training only for tables up to this many entries
-#: (an exact best response walks every board and hand; larger games take minutes).
+if TYPE_CHECKING:
+    from abstraction.card_abstraction import CardAbstraction
+
+#: Exploitability is computed during training only for games whose lossless table has
+#: up to this many entries (an exact best response walks every board and hand, whatever
+#: the card abstraction; larger games take minutes).
 EVAL_MAX_ENTRIES = 20_000_000
 #: ``--dtype auto`` keeps float64 tables up to this many entries, float32 above.
 AUTO_FLOAT32_ENTRIES = 100_000_000
@@ -46,10 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Train a strategy for GAME with vector-form CFR or CFR+ (exact traversal over all "
             "hands), external- or outcome-sampling MCCFR, or Targeted CFR, for --seconds of "
             "solving and/or until --iterations in total, and write the average strategy to "
-            "--out. A progress bar shows iterations/s, nodes/s and, where the game is small "
-            "enough, the exploitability (mbb/g). Ctrl-C stops cleanly: the strategy and a "
+            "--out. Information sets are (betting node, bucket of the actor's cards on that "
+            "street): lossless buckets (every hand on every board) unless --abstraction DIR "
+            "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
+            "bar shows iterations/s, nodes/s and, where the game is small enough, the "
+            "exploitability (mbb/g) in the abstract game; the final report adds the "
+            "exploitability in the real card game. Ctrl-C stops cleanly: the strategy and a "
             "checkpoint (OUT.ckpt unless --checkpoint) are written; run the same command "
-            "with --resume CHECKPOINT to continue."
+            "(with the same --abstraction) with --resume CHECKPOINT to continue."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -59,7 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot train leduc.limit.2p --algo tcfr --targeting 01:0.2,1:0.8 --iterations 2000000 --out l.strategy\n"
             "  pokerbot train holdem.nolimit.2p.short20 --betting 1p,cap1 --algo tcfr --threads 2 \\\n"
             "      --seconds 600 --out short20.strategy --checkpoint short20.ckpt --checkpoint-every 120\n"
-            "  pokerbot train leduc.limit.2p --algo es --iterations 8000000 --out l.strategy --resume l.strategy.ckpt"
+            "  pokerbot train leduc.limit.2p --algo es --iterations 8000000 --out l.strategy --resume l.strategy.ckpt\n"
+            "  pokerbot abstract leduc.limit.2p --buckets 3,3 --out abs/leduc\n"
+            "  pokerbot train leduc.limit.2p --algo cfr+ --abstraction abs/leduc --iterations 1000 --out l3.strategy"
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -68,7 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--betting", metavar="SPEC", help="bet-size abstraction (no-limit games only), e.g. '1p,a'"
     )
     p.add_argument(
-        "--abstraction", metavar="DIR", help="card abstraction directory (not supported yet)"
+        "--abstraction",
+        type=Path,
+        metavar="DIR",
+        help="card abstraction built for this game's cards by 'pokerbot abstract' "
+        "(default: lossless buckets)",
     )
     p.add_argument("--seconds", type=float, metavar="T", help="seconds of solving in this run")
     p.add_argument(
@@ -133,7 +155,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=float,
         metavar="T",
         help="seconds between exploitability evaluations (0: only at the end; "
-        f"skipped for tables over {EVAL_MAX_ENTRIES:,} entries)",
+        f"skipped for games whose lossless table has over {EVAL_MAX_ENTRIES:,} entries)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -193,7 +215,7 @@ class _Monitor:
     result: Result | None = None
 
     def evaluate(self) -> Result:
-        self.result = exploitability(None, self.solver.average_strategy())
+        self.result = abstract_exploitability(None, self.solver.average_strategy())
         return self.result
 
     def maybe_evaluate(self, seconds: float) -> None:
@@ -202,12 +224,19 @@ class _Monitor:
             self.evaluate()
 
 
+def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
+    """The card abstraction in ``directory`` (None: lossless), its files checked against
+    its content hash so the hash a strategy records is that of the buckets it used."""
+    if directory is None:
+        return None
+    # Imported late: only this option needs the abstraction package's heavier modules.
+    from abstraction.card_abstraction import CardAbstraction
+
+    return CardAbstraction.load(directory, verify=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Train, report, write the strategy (and checkpoints)."""
-    if args.abstraction is not None:
-        raise UserError(
-            "card abstraction not supported yet (--abstraction): train lossless for now"
-        )
     if args.seconds is None and args.iterations is None:
         raise UserError("give --seconds T and/or --iterations N")
     if args.seconds is not None and args.seconds < 0:
@@ -225,8 +254,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.out.parent.is_dir():
         raise UserError(f"--out {args.out}: folder {args.out.parent} does not exist")
     game = load_game(args.game)
+    abstraction = load_abstraction(args.abstraction)
     ckpt = load_checkpoint(args.resume) if args.resume is not None else None
-    problem = make_problem(game, args.betting)
+    problem = make_problem(game, args.betting, abstraction=abstraction)
     options = _options(args, problem.size)
     solver = make_training_solver(problem, args.algo, **options)
     done_seconds = 0.0
@@ -237,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
     sampled = isinstance(solver, SampledCFRSolver)
     warm_up(args.algo, options.get("dtype", "float64"), options.get("threads", 1))
 
-    can_eval = problem.size <= EVAL_MAX_ENTRIES
+    can_eval = table_offsets(problem.tree, lossless_bucket_counts(game))[1] <= EVAL_MAX_ENTRIES
     eval_every = args.eval_every
     if eval_every is None:
         eval_every = max(1.0, args.seconds / 10) if args.seconds else 5.0
@@ -263,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
     interrupted = res.interrupted
     strategy = solver.average_strategy()
-    final = exploitability(None, strategy) if can_eval else None
+    final, real = abstract_and_real_exploitability(strategy) if can_eval else (None, None)
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
     progress.update(res.iterations, **end)
     progress.close()
@@ -285,8 +315,11 @@ def run(args: argparse.Namespace) -> int:
         "threads": options.get("threads", 1),
         "seed": args.seed if sampled else None,
         "table_entries": problem.size,
+        "abstraction": cards_record(problem) if abstraction is not None else None,
         "exploitability": final.exploitability if final is not None else None,
         "mbb_per_game": final.mbb_per_game if final is not None else None,
+        "real_exploitability": real.exploitability if real is not None else None,
+        "real_mbb_per_game": real.mbb_per_game if real is not None else None,
         "out": str(args.out),
         "checkpoint": wrote_ckpt,
         "interrupted": interrupted,
@@ -294,7 +327,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc))
     else:
-        expl = f", exploitability {final.mbb_per_game:.4f} mbb/g" if final is not None else ""
+        expl = ""
+        if final is not None and real is not None:
+            expl = f", exploitability {final.mbb_per_game:.4f} mbb/g"
+            if abstraction is not None:
+                expl += f" in the abstract game, {real.mbb_per_game:.4f} mbb/g in the real game"
         print(
             f"{args.algo}: {solver.iterations:,} iterations{expl}; wrote {args.out}"
             + (f" and checkpoint {wrote_ckpt}" if wrote_ckpt else "")
