@@ -56,7 +56,7 @@ from typing import Final
 
 from poker.cards import RANKS, SUITS, deck_cards, format_cards
 from poker.game import Game
-from poker.log import format_header, format_score_line, format_state_line
+from poker.log import format_header, format_score_line, format_value
 from poker.rng import Dealer as CardDealer
 from poker.state import (
     MAX_ACTIONS_PER_ROUND,
@@ -65,6 +65,8 @@ from poker.state import (
     Deal,
     IllegalActionError,
     State,
+    _evaluator,
+    _showdown_value,
     repair,
 )
 
@@ -534,20 +536,31 @@ def parse_match_state(line: str | bytes, game: Game, previous: MatchState | None
     text = _decode(line)
     if previous is not None and (previous.state.game is not game or not previous.text):
         previous = None  # only a state read off the wire for the same game can be extended
-    return _read_match_state(text, game, previous, None if previous is None else previous.text.split(":"))
+    prev_parts = None if previous is None else previous.text.split(":")
+    return _read_match_state(text, text.split(":"), game, previous, prev_parts)
 
 
 def _read_match_state(
-    text: str, game: Game, previous: MatchState | None, prev_parts: list[str] | None
+    text: str,
+    parts: list[str],
+    game: Game,
+    previous: MatchState | None,
+    prev_parts: list[str] | None,
+    states: dict[str, State] | None = None,
 ) -> MatchState:
-    """:func:`parse_match_state` of ``text``; ``prev_parts`` is ``previous.text.split(":")``.
+    """:func:`parse_match_state` of ``text``, whose fields are ``parts`` (``text.split(":")``);
+    ``prev_parts`` is ``previous.text.split(":")``.
 
     A client reads every state of a hand, each the previous one with an action (and
     perhaps a board) more, so the incremental case is the hot path of a match: fields
     equal to the previous line's are taken from it, not parsed again (they were checked
     when it was read), and only the new actions and cards are applied and checked.
+
+    ``states`` maps betting texts already read for ``game`` to their states: a client's
+    state carries no cards, so it is a function of the betting text alone, and the same
+    few bettings recur hand after hand (a miss is read and added; the map is emptied when
+    it reaches :data:`STATE_CACHE_SIZE` entries).
     """
-    parts = text.split(":")
     if len(parts) != 5 or parts[0] != "MATCHSTATE":
         raise RemoteProtocolError(f"not a MATCHSTATE:<position>:<hand>:<betting>:<cards> line: {text[:200]!r}")
     _, pos_text, hand_text, betting, cards = parts
@@ -565,17 +578,24 @@ def _read_match_state(
         hand = _uint(hand_text, "hand number", text)
     if previous is not None and previous.position != position:
         previous = None  # another seat's view: nothing to continue from
-    state = None
-    if previous is not None and previous.hand_number == hand:
-        prev_betting = prev_parts[3]
-        n = len(prev_betting)
-        if betting.startswith(prev_betting) and (
-            # the old text must end on an action boundary: "r20" is no prefix of "r200"
-            not prev_betting or not (betting[n : n + 1] in _DIGITS and prev_betting[-1] in _DIGITS)
-        ):
-            state = _apply_betting(previous.state, betting[n:], prev_betting.count("/"), text)
+    state = None if states is None else states.get(betting)
     if state is None:
-        state = _apply_betting(State.new_hand(game), betting, 0, text)
+        if previous is not None and previous.hand_number == hand:
+            prev_betting = prev_parts[3]
+            n = len(prev_betting)
+            if betting.startswith(prev_betting) and (
+                # the old text must end on an action boundary: "r20" is no prefix of "r200"
+                not prev_betting or not (betting[n : n + 1] in _DIGITS and prev_betting[-1] in _DIGITS)
+            ):
+                state = _apply_betting(previous.state, betting[n:], prev_betting.count("/"), text)
+        if state is None:
+            state = _apply_betting(State.new_hand(game), betting, 0, text)
+        if states is not None:
+            if len(states) >= STATE_CACHE_SIZE:
+                states.clear()
+            states[betting] = state
+    if previous is not None and cards == prev_parts[4] and state.round == previous.state.round:
+        return _match_state(position, hand, state, previous.holes, previous.boards, text)
     cards_read = None
     if previous is not None:
         cards_read = _extend_cards(game, previous, prev_parts[4], cards, state.round, text)
@@ -586,6 +606,9 @@ def _read_match_state(
 
 
 _NO_PARTS: Final = ("",) * 5  # no previous line (its fields are compared, never used)
+#: Most betting texts a client remembers the state of (see :func:`_read_match_state`).
+STATE_CACHE_SIZE: Final = 4096
+_TRANSITIONS_KEPT: Final = 4096  # the dealer's remembered transitions (DealerMatch._apply)
 
 
 def _parse_action_text(text: str, game: Game) -> tuple[ActionKind | None, int | None, bool]:
@@ -729,12 +752,6 @@ def hand_values(ms: MatchState) -> tuple[float, ...] | None:
     Folded players' hidden cards do not matter for the result, so any unused cards stand
     in for them when the showdown is evaluated.
     """
-    return _hand_values(ms, parsed=False)
-
-
-def _hand_values(ms: MatchState, *, parsed: bool) -> tuple[float, ...] | None:
-    """:func:`hand_values`; ``parsed``: ``ms`` came from this module's reader, so its cards
-    are known to be distinct cards of the game's deck and need no second check."""
     state = ms.state
     if not state.is_terminal:
         return None
@@ -750,9 +767,38 @@ def _hand_values(ms: MatchState, *, parsed: bool) -> tuple[float, ...] | None:
         used = {c for h in holes for c in h} | {c for b in ms.boards for c in b}
         spare = iter(c for c in _deck_list(game) if c not in used)
         holes = tuple(h or tuple(next(spare) for _ in range(game.num_hole_cards)) for h in holes)
-    deal = Deal._trusted(holes, ms.boards) if parsed else Deal(holes, ms.boards)
-    # The betting was verified when it was read; only the cards are new.
-    return state.with_deal(deal).values()
+    return state.with_deal(Deal(holes, ms.boards)).values()
+
+
+def _own_value(ms: MatchState) -> float | None:
+    """``hand_values(ms)[ms.position]`` for a finished hand read by this module (its cards
+    are known to be distinct cards of the deck): the client's hot path at every hand's
+    end, so it ranks the shown hands directly instead of building a dealt state."""
+    state = ms.state
+    spent = state.spent
+    folded = state.folded
+    me = ms.position
+    if folded[me]:
+        return float(-spent[me])
+    n = len(spent)
+    if sum(folded) + 1 >= n:  # everyone else folded
+        return float(sum(spent) - spent[me])
+    if len(ms.boards) != state.game.num_rounds:
+        return None
+    holes = ms.holes
+    board = tuple([c for b in ms.boards for c in b])
+    evaluate = _evaluator()
+    ranks: list[int | None] = []
+    for p in range(n):
+        if folded[p]:
+            ranks.append(None)
+        elif holes[p]:
+            ranks.append(evaluate(holes[p] + board))
+        else:
+            return None  # a showdown hand that was not shown
+    return _showdown_value(spent, ranks, me)
+
+
 
 
 # ---------------------------------------------------------------------------- client side
@@ -819,6 +865,7 @@ class ClientConnection:
         self._error: ProtocolError | None = None
         self._last: MatchState | None = None
         self._last_parts: list[str] | None = None  # the fields of its text
+        self._states: dict[str, State] = {}  # betting text -> state (see _read_match_state)
         self._owed: MatchState | None = None  # the state we must answer
         #: Finished hands seen, and the receiver's chips won over them.
         self.hands = 0
@@ -878,23 +925,20 @@ class ClientConnection:
             if line[:1] in (b"#", b";"):
                 continue
             try:
-                ms = _read_match_state(_decode(line), self.game, self._last, self._last_parts)
+                text = _decode(line)
+                parts = text.split(":")
+                ms = _read_match_state(text, parts, self.game, self._last, self._last_parts, self._states)
             except ProtocolError as exc:
                 raise self._fail(exc) from None
             self._last = ms
-            self._last_parts = ms.text.split(":")
+            self._last_parts = parts
             state = ms.state
             if state.actor is None:
                 self._owed = None
-                try:
-                    values = _hand_values(ms, parsed=True)
-                except (ValueError, ImportError):  # pragma: no cover - evaluator missing
-                    values = None
-                if values is None:
+                value = _own_value(ms)
+                if value is None:
                     self.unscored_hands += 1
-                    value = None
                 else:
-                    value = values[ms.position]
                     self.hands += 1
                     self.chips += value
                 return _state_message(ms, False, value)
@@ -1128,7 +1172,9 @@ class DealerMatch:
         self._pass = 0
         self._hand_in_pass = 0
         self._cards: CardDealer | None = None
-        self._state: State | None = None
+        self._state: State | None = None  # the betting only: no deal (see _apply)
+        self._deal: Deal | None = None
+        self._next: dict[str, tuple[State, str]] = {}  # see _apply
         self._seat_of: tuple[int, ...] = ()  # by position
         self._betting = ""
         self._acting: int | None = None
@@ -1160,7 +1206,7 @@ class DealerMatch:
     @property
     def state(self) -> State | None:
         """The current hand's state (with the deal)."""
-        return self._state
+        return None if self._state is None else self._state.with_deal(self._deal)
 
     @property
     def owed_text(self) -> bytes:
@@ -1305,7 +1351,7 @@ class DealerMatch:
             return False
         if echo.state.actions != state.actions:
             return False
-        deal = state.deal
+        deal = self._deal
         assert deal is not None
         return echo.own_hole == deal.holes[position] and echo.boards == deal.board_through(state.round)
 
@@ -1319,7 +1365,8 @@ class DealerMatch:
         shift = self._pass + (0 if self.fixed_seats else h)
         self._seat_of = seat_of = tuple((p + shift) % n for p in range(n))
         self._hand_used = [0.0] * n
-        self._state = State.new_hand(game, deal)
+        self._deal = deal
+        self._state = State.new_hand(game)
         self._betting = ""
         self._hole_text = holes = [format_cards(hole) for hole in deal.holes]
         # board_text[r]: the board field through round r (round 0's cards follow the holes)
@@ -1340,13 +1387,22 @@ class DealerMatch:
         self._broadcast(now, out)
 
     def _apply(self, action: Action, now: float, out: list[Output]) -> None:
-        state = self._state
-        assert state is not None
-        before = state.round
-        state = state.apply(action)
-        self._state = state
+        # The betting never depends on the cards, so the hand's state is kept without its
+        # deal, and a state is a function of the betting text: the transitions seen are
+        # remembered (the same few recur hand after hand), emptied when the map is full.
+        # (keyed by the action's text: hashing an Action goes through Python-level hashes)
         text = "c" if action is _CALL_ACTION else action.to_acpc(self._limit)
-        self._betting += text + "/" * (state.round - before)
+        key = self._betting + text
+        step = self._next.get(key)
+        if step is None:
+            state = self._state
+            assert state is not None
+            after = state.apply(action)
+            step = (after, key + "/" * (after.round - state.round))
+            if len(self._next) >= _TRANSITIONS_KEPT:
+                self._next.clear()
+            self._next[key] = step
+        self._state, self._betting = step
         self._broadcast(now, out)
 
     def _broadcast(self, now: float, out: list[Output]) -> None:
@@ -1389,10 +1445,13 @@ class DealerMatch:
         state = self._state
         assert state is not None
         names = [self.names[s] for s in self._seat_of]
-        values = state.values()
+        values = state.with_deal(self._deal).values()
         for p, v in enumerate(values):
             self.totals[self._seat_of[p]] += v
-        out.append(LogLine(format_state_line(self.hand_number, state, names, values=values)))
+        # format_state_line's text, from the pieces the messages were built from
+        cards = "|".join(self._hole_text) + self._board_text[state.round]
+        value_text = "|".join([format_value(v) for v in values])
+        out.append(LogLine(f"STATE:{self.hand_number}:{self._betting}:{cards}:{value_text}:{'|'.join(names)}"))
         self.hands_played += 1
         self._hand_in_pass += 1
         if self._hand_in_pass == self.num_hands:

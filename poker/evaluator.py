@@ -85,6 +85,7 @@ __all__ = [
     "eval7_njit",
     "evaluate",
     "evaluate_batch",
+    "evaluate_trusted",
     "exhaustive_category_counts",
     "hand_categories",
     "hand_category",
@@ -496,6 +497,24 @@ def _py_tables() -> tuple[list[int], list[int], list[int], list[int]]:
     return _PY_TABLES
 
 
+def _rank_of(key: int, seen: int) -> int:
+    """The rank of the hand whose card keys sum to ``key`` (plus the suit bias) and whose
+    cards are the set bits of ``seen``."""
+    _, disp, hashed, flushes = _py_tables()
+    if key & _FLUSH_TEST:
+        suit = 0
+        while not (key >> (4 * suit + 3)) & 1:
+            suit += 1
+        mask = 0
+        for r in range(13):
+            if (seen >> (4 * r + suit)) & 1:
+                mask |= 1 << r
+        return flushes[mask]
+    # Bits below 2**64 of the exact sum are those of the kernels' wrapped sum.
+    slot = ((key >> _SLOT_SHIFT) & ((1 << _SLOT_BITS) - 1)) ^ disp[(key >> _BUCKET_SHIFT) & ((1 << _BUCKET_BITS) - 1)]
+    return hashed[slot]
+
+
 def evaluate(cards: Sequence[int]) -> int:
     """Rank of one hand of 1..7 distinct cards (ACPC integers 0..51); higher is better.
 
@@ -506,7 +525,7 @@ def evaluate(cards: Sequence[int]) -> int:
     n = len(cards)
     if not 1 <= n <= _MAX_CARDS:
         raise ValueError(f"a hand has 1..{_MAX_CARDS} cards, got {n}")
-    keys, disp, hashed, flushes = _py_tables()
+    keys = _py_tables()[0]
     key = _SUIT_BIAS
     seen = 0
     for c in cards:
@@ -520,18 +539,23 @@ def evaluate(cards: Sequence[int]) -> int:
             raise CardError(f"hand {format_cards(operator.index(x) for x in cards)} repeats a card")
         seen |= 1 << c
         key += keys[c]
-    if key & _FLUSH_TEST:
-        suit = 0
-        while not (key >> (4 * suit + 3)) & 1:
-            suit += 1
-        mask = 0
-        for r in range(13):
-            if (seen >> (4 * r + suit)) & 1:
-                mask |= 1 << r
-        return flushes[mask]
-    # Bits below 2**64 of the exact sum are those of the kernels' wrapped sum.
-    slot = ((key >> _SLOT_SHIFT) & ((1 << _SLOT_BITS) - 1)) ^ disp[(key >> _BUCKET_SHIFT) & ((1 << _BUCKET_BITS) - 1)]
-    return hashed[slot]
+    return _rank_of(key, seen)
+
+
+def evaluate_trusted(cards: Sequence[int]) -> int:
+    """:func:`evaluate` of 1..7 cards already known to be distinct ints 0..51, unchecked.
+
+    For callers whose cards come from a validated deal (a dealer's shuffle, a parsed and
+    checked message): a match ranks two hands per showdown, and the checks would cost
+    more than the ranking.
+    """
+    keys = _py_tables()[0]
+    key = _SUIT_BIAS
+    seen = 0
+    for c in cards:
+        seen |= 1 << c
+        key += keys[c]
+    return _rank_of(key, seen)
 
 
 def evaluate_batch(hands: np.ndarray, parallel: bool = False) -> np.ndarray:

@@ -903,12 +903,15 @@ _evaluate: Callable[[Sequence[int]], int] | None = None
 
 
 def _evaluator() -> Callable[[Sequence[int]], int]:
-    """``poker.evaluator.evaluate``, imported on first use (only showdowns need it)."""
+    """The evaluator for a deal's cards, imported on first use (only showdowns need it).
+
+    A :class:`Deal` holds distinct cards of the deck by construction, so the unchecked
+    :func:`poker.evaluator.evaluate_trusted` ranks its hands."""
     global _evaluate
     if _evaluate is None:
-        from .evaluator import evaluate
+        from .evaluator import evaluate_trusted
 
-        _evaluate = evaluate
+        _evaluate = evaluate_trusted
     return _evaluate
 
 

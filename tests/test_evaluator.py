@@ -194,6 +194,8 @@ def test_batch_single_and_kernels_agree(k):
     assert batch.dtype == np.int32
     single = np.array([ev.evaluate(row) for row in hands.tolist()])
     assert np.array_equal(batch, single)
+    trusted = np.array([ev.evaluate_trusted(tuple(row)) for row in hands.tolist()])
+    assert np.array_equal(batch, trusted)
     by_rank_cards, by_eval7 = _kernel_ranks(hands)
     assert np.array_equal(batch, by_rank_cards)
     if k == 7:
