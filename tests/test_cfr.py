@@ -27,17 +27,38 @@ ORACLE = json.loads(
 GAMES = {"kuhn": "kuhn.limit.2p", "leduc": "leduc.limit.2p"}
 ALGOS = {"cfr": "cfr", "cfr_plus": "cfr+"}
 
-# Bit-for-bit agreement is possible only while no regret sits at a rounding-level tie:
-# regret matching is discontinuous where the positive regrets sum to 0, so from there on
-# any two correct implementations drift apart. On Leduc this happens between iterations
-# 100 and 200 for CFR+ and after 200 for CFR (measured: rescaling all payoffs by 3, exact
-# in real arithmetic, moves CFR+'s exploitability at N=200 by 1%; the plain-Python twin
-# drifts by the same amount). Past that horizon the oracle is checked to 10%.
+# The oracle is OpenSpiel 2.0.2's Python CFRSolver / CFRPlusSolver (it reproduces every
+# figure to 1e-12). On Leduc both trajectories amplify rounding differences
+# exponentially, so past a horizon the oracle can be matched only by repeating
+# OpenSpiel's floating-point operations one by one, not by any other correct
+# implementation of the stated semantics. Evidence, from running both side by side and
+# comparing current strategies information set by information set after every update:
+# they agree to 1e-13 until iteration ~40 of CFR+, then drift apart smoothly, by ~1.6x an
+# iteration over iterations 108-122 (e.g. player 0 holding a K after "rc/" on a Q board,
+# all regrets strictly positive: no tie, no switch between uniform and pure), reaching
+# 1e-9 at iteration 80 and 6e-3 by 140. OpenSpiel itself, with only its loop over chance
+# outcomes reversed (a no-op in real arithmetic that keeps every exact tie), misses its
+# own figures by 1.2e-4 (2.4%) at CFR+ N=200 and by 1.7e-7 at CFR N=1000.
+# So: absolute 1e-9 up to EXACT_UP_TO (at CFR N=500 the largest deviation among the
+# roundings below is 8.5e-10); past it, a relative tolerance of about 1.5-2x the largest
+# deviation measured over 15 equally valid roundings (OpenSpiel with reversed chance
+# loops; these kernels with all payoffs scaled by 0.1, 1/3, 1, 3, 5, 7 or 10, with and
+# without zeroing regret increments within 4 ulps of 0).
 EXACT_UP_TO = {
     ("kuhn", "cfr"): 10**9,
     ("kuhn", "cfr_plus"): 10**9,
-    ("leduc", "cfr"): 200,
+    ("leduc", "cfr"): 500,
     ("leduc", "cfr_plus"): 100,
+}
+# N -> relative tolerance past the horizon: about 1.5-2x the largest deviation measured
+# over those roundings (cfr 1.1e-4 at 1000; cfr_plus 0.024, 0.075, 0.06 at 200, 500,
+# 1000), capped at the 10% this build has always been held to. At N=2000 two of the
+# other roundings deviate by more (cfr 0.16, cfr_plus 0.12); this build is at 0.011 and
+# 0.086, and a change of summation order that moves it past 10% must be looked at, not
+# waved through.
+PAST_HORIZON_REL = {
+    ("leduc", "cfr"): {1000: 2e-4, 2000: 0.1},
+    ("leduc", "cfr_plus"): {200: 0.04, 500: 0.1, 1000: 0.1, 2000: 0.1},
 }
 
 
@@ -71,7 +92,8 @@ def test_oracle_exploitability(oracle_runs, game, algo):
         if n <= EXACT_UP_TO[game, algo]:
             assert got == pytest.approx(want, abs=1e-9, rel=0), (game, algo, n)
         else:
-            assert got == pytest.approx(want, rel=0.1), (game, algo, n)
+            rel = PAST_HORIZON_REL[game, algo][n]
+            assert got == pytest.approx(want, rel=rel, abs=0), (game, algo, n)
 
 
 def test_game_values(oracle_runs):
