@@ -25,7 +25,7 @@ from typing import cast
 from poker.game import Game
 from poker.state import Action
 
-from .protocol import NEED_DATA, ClientConnection, MatchEnded, MatchState, StateMessage
+from .protocol import NEED_DATA, ClientConnection, MatchEnded, MatchState, StateMessage, _NeedData
 
 log = logging.getLogger("pokerbot.client")
 
@@ -88,8 +88,10 @@ class _ClientProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         try:
-            self.conn.receive_data(data)
-            self._process()
+            if self.deciding is None:
+                self._process(self.conn.receive_data_event(data))
+            else:
+                self.conn.receive_data(data)  # read after the decision
         except Exception as exc:  # protocol errors end the match; let play_match raise them
             self._fail(exc)
 
@@ -118,21 +120,26 @@ class _ClientProtocol(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    def _process(self) -> None:
+    def _process(self, first: StateMessage | MatchEnded | _NeedData | None = None) -> None:
+        """Handle ``first`` (an event already taken from the connection), then every
+        further event received, until more data is needed or a decision is pending."""
         conn = self.conn
         done = self.done
+        event = first
         while self.deciding is None and not done.done():
-            event = conn.next_event()
+            if event is None:
+                event = conn.next_event()
             if event is NEED_DATA:
                 return
             if isinstance(event, MatchEnded):
                 done.set_result(None)
                 return
-            if not event.my_turn:  # type: ignore[union-attr]
-                if event.value is not None and self.on_hand is not None:  # type: ignore[union-attr]
-                    self._report(event)  # type: ignore[arg-type]
+            current, event = cast(StateMessage, event), None
+            if not current.my_turn:
+                if current.value is not None and self.on_hand is not None:
+                    self._report(current)
                 continue
-            ms = event.match_state  # type: ignore[union-attr]
+            ms = current.match_state
             try:
                 action = self.bot.act(ms)  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001 - a bot's bug must not lose the match: call instead

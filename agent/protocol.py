@@ -135,7 +135,7 @@ class LineBuffer:
     wait for more data and are dropped at EOF (an unfinished line is no line).
     """
 
-    __slots__ = ("_buf", "_cut", "_eof", "_max", "_scanned")
+    __slots__ = ("_buf", "_cut", "_eof", "_max", "_scanned", "_whole")
 
     def __init__(self, max_line: int, *, cut_long_lines: bool) -> None:
         if max_line < 1:
@@ -145,6 +145,9 @@ class LineBuffer:
         self._cut = cut_long_lines
         self._scanned = 0  # bytes already searched for b"\n" (no quadratic rescans)
         self._eof = False
+        # In a match almost every read is exactly one whole line: kept as it came, it is
+        # handed out without a trip through the buffer (which is then empty).
+        self._whole: bytes | None = None
 
     def feed(self, data: bytes) -> None:
         """Add received bytes; ``b""`` means end of file."""
@@ -153,6 +156,14 @@ class LineBuffer:
             return
         if self._eof:
             raise LocalProtocolError("data fed after end of file")
+        whole = self._whole
+        if whole is None:
+            if not self._buf and type(data) is bytes and data.find(b"\n") == len(data) - 1 <= self._max - 1:
+                self._whole = data
+                return
+        else:
+            self._whole = None
+            self._buf += whole
         self._buf += data
 
     @property
@@ -161,12 +172,21 @@ class LineBuffer:
         return self._eof
 
     @property
+    def empty(self) -> bool:
+        """Nothing is waiting: no partial line, no line not yet taken, no end of file."""
+        return not self._buf and self._whole is None and not self._eof
+
+    @property
     def buffered(self) -> int:
         """Bytes waiting (a partial line, or lines not yet taken)."""
-        return len(self._buf)
+        return len(self._buf) + (0 if self._whole is None else len(self._whole))
 
     def next_line(self) -> bytes | None:
         """The next complete line (with its terminator), or ``None`` if there is none yet."""
+        whole = self._whole
+        if whole is not None:
+            self._whole = None
+            return whole
         buf = self._buf
         limit = self._max
         i = buf.find(b"\n", self._scanned, limit)
@@ -452,19 +472,24 @@ def _extend_cards(
     added = cards[n + 1 :].split("/")
     if len(added) != round_ - prev_round:
         return None
-    boards = list(previous.boards)
+    reader = _deck_reader(game)
+    # The previous cards were checked: only the new ones can repeat a card or be outside
+    # the deck (then the full read names the problem).
+    used = set().union(*previous.holes, *previous.boards)
+    count = len(used)
+    new_boards = []
     for r, group in enumerate(added, start=prev_round + 1):
         if len(group) != 2 * game.num_board_cards[r]:
             return None
-        boards.append(_cards(group, line))
-    # The previous cards were checked: only the new ones can repeat a card or be outside the deck.
-    seen = [c for h in previous.holes for c in h] + [c for b in boards for c in b]
-    deck = _deck_set(game)
-    if len(set(seen)) != len(seen) or (
-        len(deck) < _FULL_DECK and any(c not in deck for b in boards[prev_round + 1 :] for c in b)
-    ):
-        return None  # the full read names the problem
-    return previous.holes, tuple(boards)
+        board = _read_deck_cards(group, reader)
+        if board is None:
+            return None
+        used.update(board)
+        count += len(board)
+        new_boards.append(board)
+    if len(used) != count:
+        return None
+    return previous.holes, previous.boards + tuple(new_boards)
 
 
 def _show_holes(
@@ -482,6 +507,9 @@ def _show_holes(
     if len(groups) != len(holes):
         return None
     hole_chars = 2 * game.num_hole_cards
+    reader = _deck_reader(game)
+    used = set().union(*holes, *previous.boards)
+    count = len(used)
     shown = []
     for g, old_text, old in zip(groups, prev_cards[:start].split("|"), holes):
         if g == old_text:
@@ -489,12 +517,39 @@ def _show_holes(
         elif old_text or len(g) != hole_chars:
             return None  # a group shown before cannot change; a new one must be complete
         else:
-            shown.append(_cards(g, line))
-    seen = [c for h in shown for c in h] + [c for b in previous.boards for c in b]
-    deck = _deck_set(game)
-    if len(set(seen)) != len(seen) or (len(deck) < _FULL_DECK and any(c not in deck for c in seen)):
-        return None  # the full read names the problem
+            hole = _read_deck_cards(g, reader)
+            if hole is None:
+                return None  # the full read names the problem
+            used.update(hole)
+            count += len(hole)
+            shown.append(hole)
+    if len(used) != count:
+        return None
     return tuple(shown), previous.boards
+
+
+def _read_deck_cards(text: str, reader: dict[str, int]) -> tuple[int, ...] | None:
+    """The cards written in ``text`` if all are cards of the deck ``reader`` reads."""
+    if len(text) == 2:
+        card = reader.get(text)
+        return None if card is None else (card,)
+    try:
+        return tuple([reader[text[i : i + 2]] for i in range(0, len(text), 2)])
+    except KeyError:
+        return None
+
+
+_READERS: dict[tuple[int, int], dict[str, int]] = {}
+
+
+def _deck_reader(game: Game) -> dict[str, int]:
+    """Card text (either case) -> card, for the cards of the game's deck only (cached)."""
+    key = (game.num_ranks, game.num_suits)
+    reader = _READERS.get(key)
+    if reader is None:
+        deck = _deck_set(game)
+        reader = _READERS[key] = {text: c for text, c in _CARD_OF.items() if c in deck}
+    return reader
 
 
 _DECKS: dict[tuple[int, int], frozenset[int]] = {}
@@ -860,6 +915,7 @@ class ClientConnection:
     def __init__(self, game: Game, *, max_line: int = CLIENT_MAX_LINE) -> None:
         self.game = game
         self._lines = LineBuffer(max_line, cut_long_lines=False)
+        self._max_line = max_line
         self._started = False
         self._ended = False
         self._error: ProtocolError | None = None
@@ -921,30 +977,55 @@ class ClientConnection:
                 return NEED_DATA
             if raw[-1:] != b"\n":  # cannot happen with cut_long_lines=False
                 raise self._fail(RemoteProtocolError("line without a line end"))
-            line = raw[:-2] if raw[-2:-1] == b"\r" else raw[:-1]
-            if line[:1] in (b"#", b";"):
-                continue
-            try:
-                text = _decode(line)
-                parts = text.split(":")
-                ms = _read_match_state(text, parts, self.game, self._last, self._last_parts, self._states)
-            except ProtocolError as exc:
-                raise self._fail(exc) from None
-            self._last = ms
-            self._last_parts = parts
-            state = ms.state
-            if state.actor is None:
-                self._owed = None
-                value = _own_value(ms)
-                if value is None:
-                    self.unscored_hands += 1
-                else:
-                    self.hands += 1
-                    self.chips += value
-                return _state_message(ms, False, value)
-            mine = state.actor == ms.position
-            self._owed = ms if mine else None
-            return _state_message(ms, mine, None)
+            event = self._read_line(raw)
+            if event is not None:
+                return event
+
+    def receive_data_event(self, data: bytes) -> StateMessage | MatchEnded | _NeedData:
+        """:meth:`receive_data` then :meth:`next_event`, in one call.
+
+        In a match nearly every read is one whole line with nothing buffered before it;
+        that line is read at once, without a pass through the buffer. (After the event,
+        keep calling :meth:`next_event` until :data:`NEED_DATA` as usual.)
+        """
+        if (
+            self._error is None
+            and self._started
+            and not self._ended
+            and self._lines.empty
+            and 0 <= data.find(b"\n") == len(data) - 1 < self._max_line
+        ):
+            event = self._read_line(data)
+            return NEED_DATA if event is None else event
+        self.receive_data(data)
+        return self.next_event()
+
+    def _read_line(self, raw: bytes) -> StateMessage | None:
+        """The event of one whole line (with its line end); ``None`` for a comment."""
+        line = raw[:-2] if raw[-2:-1] == b"\r" else raw[:-1]
+        if line[:1] in (b"#", b";"):
+            return None
+        try:
+            text = _decode(line)
+            parts = text.split(":")
+            ms = _read_match_state(text, parts, self.game, self._last, self._last_parts, self._states)
+        except ProtocolError as exc:
+            raise self._fail(exc) from None
+        self._last = ms
+        self._last_parts = parts
+        state = ms.state
+        if state.actor is None:
+            self._owed = None
+            value = _own_value(ms)
+            if value is None:
+                self.unscored_hands += 1
+            else:
+                self.hands += 1
+                self.chips += value
+            return _state_message(ms, False, value)
+        mine = state.actor == ms.position
+        self._owed = ms if mine else None
+        return _state_message(ms, mine, None)
 
     def send_action(self, action: object) -> bytes:
         """The response line for the owed state; ``action`` is legalized first (:func:`legalize`).

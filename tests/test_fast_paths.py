@@ -174,6 +174,68 @@ def test_incremental_read_of_changed_cards_equals_full_read() -> None:
     assert compared > 10_000 and accepted > 1_000
 
 
+def _events(conn: ClientConnection, chunks: list[bytes], one_call: bool) -> list[object]:
+    """Every event of ``conn`` for ``chunks``: through receive_data_event or through
+    receive_data and next_event; errors are events too (their type and text)."""
+    out: list[object] = []
+    for chunk in chunks:
+        try:
+            event = conn.receive_data_event(chunk) if one_call else (conn.receive_data(chunk), conn.next_event())[1]
+            while event is not NEED_DATA:
+                out.append(event)
+                if isinstance(event, StateMessage) and event.my_turn:
+                    out.append(conn.send_action(Action.call()))
+                if not isinstance(event, StateMessage):
+                    break
+                event = conn.next_event()
+        except RemoteProtocolError as exc:
+            out.append(("error", str(exc)))
+            break
+    return out
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS[::4], ids=lambda p: p.name)
+def test_one_call_receive_equals_receive_then_next_event(path: Path) -> None:
+    """The whole-line shortcut of receive_data_event (and of the line buffer) gives the
+    events of the buffered path for any cutting of the stream into reads: whole lines,
+    two lines at once, lines cut anywhere, a comment, end of file."""
+    game = _game_of(path)
+    data = "".join(line + "\r\n" for line in _dealer_lines(path)).encode()
+    data = data.replace(b"\r\n", b"\r\n# a comment\r\n", 1)
+    rng = random.Random(path.name)
+    for trial in range(4):
+        chunks, i = [], 0
+        while i < len(data):
+            end = data.find(b"\n", i) + 1
+            kind = rng.random() if trial else 0.0  # trial 0: exactly one line per read
+            if kind < 0.6:
+                j = end
+            elif kind < 0.8:
+                j = data.find(b"\n", end) + 1 or len(data)
+            else:
+                j = rng.randint(i + 1, end)
+            chunks.append(data[i:j])
+            i = j
+        chunks.append(b"")
+        fast, slow = ClientConnection(game), ClientConnection(game)
+        fast.initiate()
+        slow.initiate()
+        got, want = _events(fast, chunks, True), _events(slow, chunks, False)
+        assert got == want
+        assert (fast.hands, fast.chips, fast.unscored_hands) == (slow.hands, slow.chips, slow.unscored_hands)
+
+
+def test_one_call_receive_rejects_what_next_event_rejects() -> None:
+    line = _dealer_lines(TRANSCRIPTS[0])[0]
+    for bad in (line.replace("MATCHSTATE", "MATCHSTATF"), line + "Zz", "\xff" + line):
+        conn = ClientConnection(_game_of(TRANSCRIPTS[0]))
+        conn.initiate()
+        with pytest.raises(RemoteProtocolError):
+            conn.receive_data_event(bad.encode("latin-1") + b"\r\n")
+        with pytest.raises(RemoteProtocolError, match="unusable"):
+            conn.next_event()
+
+
 @pytest.mark.parametrize("path", TRANSCRIPTS[::3], ids=lambda p: p.name)
 def test_client_events_and_values_equal_the_general_code(path: Path) -> None:
     game = _game_of(path)
