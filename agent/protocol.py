@@ -1243,6 +1243,8 @@ class DealerMatch:
         self.match_name = match_name
         self.game_file = game_file if game_file is not None else (game.name or "game")
         self.total_hands = num_hands * self.passes
+        # (response, hand, whole match) limits in ms, as receive_line compares them
+        self._limits_ms = (limits.response_ms, limits.hand_ms, limits.per_hand_ms * self.total_hands)
         self.totals = [0.0] * n  # chips won per seat
         self.hands_played = 0
         self.over = False
@@ -1322,22 +1324,23 @@ class DealerMatch:
 
     def receive_line(self, seat: int, line: bytes, now: float) -> list[Output]:
         """One line read from the acting seat (with its line end, if it had one)."""
-        self._check_live()
+        if self.over:
+            self._check_live()
         if seat != self._acting:
             raise LocalProtocolError(f"read from seat {seat + 1}, but seat {self._acting} is to act")
         if line[:1] in (b"#", b";"):
             return []  # comments are neither answered nor charged
         out: list[Output] = []
         # Charge the whole time since the state was sent, for every line (SPEC §7).
-        elapsed = max(0.0, now - self._sent_at)
-        self._hand_used[seat] += elapsed
-        self._match_used[seat] += elapsed
-        lim = self.limits
-        if (
-            elapsed * 1000 > lim.response_ms
-            or self._hand_used[seat] * 1000 > lim.hand_ms
-            or self._match_used[seat] * 1000 > lim.per_hand_ms * self.total_hands
-        ):
+        elapsed = now - self._sent_at
+        if elapsed < 0.0:
+            elapsed = 0.0
+        hand_used = self._hand_used
+        match_used = self._match_used
+        hand_used[seat] += elapsed
+        match_used[seat] += elapsed
+        response_ms, hand_ms, match_ms = self._limits_ms
+        if elapsed * 1000 > response_ms or hand_used[seat] * 1000 > hand_ms or match_used[seat] * 1000 > match_ms:
             return self._abort([Diagnostic(f"ERROR: seat {seat + 1} ran out of time")])
         expect = self._expect
         text_start = len(expect)
