@@ -843,6 +843,12 @@ def _own_value(ms: MatchState) -> float | None:
     holes = ms.holes
     board = tuple([c for b in ms.boards for c in b])
     evaluate = _evaluator()
+    if n == 2 and spent[0] == spent[1] and holes[0] and holes[1]:
+        # Heads-up with equal stakes (every heads-up showdown of an equal-stack game):
+        # _showdown_value's one pot layer, without its general machinery.
+        mine = evaluate(holes[me] + board)
+        theirs = evaluate(holes[1 - me] + board)
+        return float(spent[me]) if mine > theirs else -float(spent[me]) if mine < theirs else 0.0
     ranks: list[int | None] = []
     for p in range(n):
         if folded[p]:
