@@ -122,6 +122,15 @@ class _SeatProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         lines = self.lines
+        dealer = self.dealer
+        if (
+            dealer._awaited == self.seat
+            and lines.empty
+            and 0 <= data.find(b"\n") == len(data) - 1 < DEALER_MAX_LINE
+        ):
+            # The usual read: exactly the one response the match waits for.
+            dealer._take_line(self.seat, data)
+            return
         lines.feed(data)
         if lines.buffered > READ_BUFFER_LIMIT and self.transport is not None:
             self.transport.pause_reading()
@@ -204,6 +213,7 @@ class Dealer:
         self._version_seat: int | None = None  # reading version lines: the seat to read
         self._playing = False
         self._pumping = False
+        self._awaited: int | None = None  # while playing, the seat whose line the match needs
         self._response_s = config.limits.response_ms / 1000
         self._wait_limit = self._response_s
         self._deadline = 0.0  # when the current wait for a line runs out
@@ -360,6 +370,7 @@ class Dealer:
         return DealerResult(self._score, self.match.hands_played, tuple(self.match.totals))
 
     def _finish(self) -> None:
+        self._awaited = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -450,12 +461,31 @@ class Dealer:
                     self._playing = True
                     self._wait_limit = self._response_s
                     self._carry_out(match.start(now))
+                    self._awaited = match.acting_seat
+                if match.over:
+                    self._finish()
+                    return
+                self._start_wait(now)
             else:
-                self._carry_out(match.receive_line(s, line, now))
+                self._take_line(s, line, now)
             if match.over:
-                self._finish()
                 return
-            self._start_wait(now)
+
+    def _take_line(self, s: int, line: bytes, now: float | None = None) -> None:
+        """One line from seat ``s`` while playing (the seat the match waits for)."""
+        match = self.match
+        if now is None:
+            assert self._loop is not None
+            now = self._loop.time()
+            if self.config.verbose:
+                self._err(f"FROM {s + 1} at {time.time():.6f} {line.decode('latin-1').rstrip(chr(10))}")
+        self._carry_out(match.receive_line(s, line, now))
+        if match.over:
+            self._awaited = None
+            self._finish()
+            return
+        self._awaited = match.acting_seat
+        self._start_wait(now)
 
 
 async def run_dealer(
