@@ -1264,6 +1264,7 @@ class DealerMatch:
         self._state: State | None = None  # the betting only: no deal (see _apply)
         self._deal: Deal | None = None
         self._next: dict[str, tuple[State, str]] = {}  # see _apply
+        self._first_state = State.new_hand(game)
         self._seat_of: tuple[int, ...] = ()  # by position
         self._betting = ""
         self._acting: int | None = None
@@ -1456,7 +1457,7 @@ class DealerMatch:
         self._seat_of = seat_of = tuple((p + shift) % n for p in range(n))
         self._hand_used = [0.0] * n
         self._deal = deal
-        self._state = State.new_hand(game)
+        self._state = self._first_state  # the same every hand: the deal is kept apart
         self._betting = ""
         self._hole_text = holes = [format_cards(hole) for hole in deal.holes]
         # board_text[r]: the board field through round r (round 0's cards follow the holes)

@@ -792,6 +792,12 @@ class State:
             )
         evaluate = _evaluator()
         board = self.deal.board_through(self.round)
+        if n == 2 and spent[0] == spent[1]:
+            # Heads-up with equal stakes: _showdown_value's single pot layer, directly.
+            first = evaluate(self.deal.holes[0] + board)
+            second = evaluate(self.deal.holes[1] + board)
+            won = float(spent[0]) if first > second else -float(spent[0]) if first < second else 0.0
+            return (won, -won) if won else (0.0, 0.0)
         ranks = [None if folded[p] else evaluate(self.deal.holes[p] + board) for p in range(n)]
         return tuple(
             float(-spent[p]) if folded[p] else _showdown_value(spent, ranks, p) for p in range(n)
