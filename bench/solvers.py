@@ -5,15 +5,23 @@ For each game (Leduc hold'em ``leduc.limit.2p``; 20-card no-limit hold'em
 ``mb1b1`` and the paper's "game 1" betting, over lossless buckets) and each algorithm
 (cfr, cfr+, es, os, tcfr), in one process:
 
-* ``iterations_per_s`` and ``nodes_per_s`` over the whole timed run. Sampled solvers
-  count the tree nodes their walks touch; vector CFR counts (public node, board) visits,
-  each of which handles every private hand (``vector_nodes``);
+* ``iterations_per_s`` and ``nodes_per_s`` over the whole timed run, and
+  ``nodes_per_cpu_s`` per CPU second of this process (what other processes on a shared
+  machine take away does not count). Sampled solvers count the tree nodes their walks
+  touch: each visit of a node by a walk counts once, decision, chance and terminal
+  nodes alike, the opponent's included (a node that two walks of one iteration visit
+  counts twice); vector CFR counts (public node, board) visits, each of which handles
+  every private hand (``vector_nodes``);
 * ``exploitability_at``: the average strategy's exploitability (chips per game, exact
   best response) after 1, 10 and 60 s of solving (``--quick``: shorter; evaluation time
   is not counted), with the actual seconds and iterations in ``points``;
 * ``leduc.cfr+.seconds_to_1e-4``: solving time until CFR+ is below 1e-4 chips;
 * ``short20.{es,tcfr}.nodes_per_s_2t``: two Hogwild threads, against one thread on the
-  same (already touched) tables (``speedup_2t``);
+  same (already touched) tables (``speedup_2t``, wall clock; alternating rounds of the
+  same number of iterations), with CPU seconds per wall second of each
+  (``cpu_per_wall_2t`` is 2 only if both threads had a core of their own);
+  ``machine.nogil_loop_speedup_2t``: the same ratio for a trivial GIL-free numba loop,
+  what the machine allows at that moment;
 * every table is written once before its timed run (``prefault_s``): fresh pages are
   mapped lazily and their first touch is slow on a VM;
 * ``openspiel``: OpenSpiel's C++ CFR+, external and outcome sampling (eps 0.6) on
@@ -198,7 +206,15 @@ def run_ours(quick: bool, seed: int, games: list[str]) -> dict[str, Any]:
                 res["prefault_s"] = prefault
                 if big and algo in ("es", "tcfr"):
                     res.update(
-                        two_threads(problem, algo, solver, seed, dtype, 0.5 if quick else 5.0)
+                        two_threads(
+                            problem,
+                            algo,
+                            solver,
+                            seed,
+                            dtype,
+                            0.6 if quick else 6.0,
+                            res["iterations_per_s"],
+                        )
                     )
             game_res[algo] = res
             del solver
@@ -224,29 +240,81 @@ def touch(solver: Any) -> float:
 
 
 def two_threads(
-    problem: Problem, algo: str, one: Any, seed: int, dtype: str, secs: float
+    problem: Problem,
+    algo: str,
+    one: Any,
+    seed: int,
+    dtype: str,
+    secs: float,
+    iterations_per_s: float,
+    rounds: int = 3,
 ) -> dict[str, Any]:
-    """Nodes/s of one thread and of two Hogwild threads, both on touched tables."""
+    """Nodes/s of one thread and of two Hogwild threads, both on touched tables.
+
+    ``rounds`` alternating rounds of the same number of iterations (about ``secs`` /
+    ``rounds`` seconds for one thread at ``iterations_per_s``), so that a change of load
+    on a shared machine hits both alike; wall clock for the speed, CPU time to show
+    whether both threads ran.
+    """
     two = make_training_solver(problem, algo, seed=seed + 1, dtype=dtype, threads=2)
     two.regrets[:] = one.regrets  # touches every page; starts from the same state
     two.avg_sums[:] = one.avg_sums
     two.iterations = one.iterations
-    c0 = time.process_time()
-    r1 = train(one, seconds=secs)
-    c1 = time.process_time()
-    r2 = train(two, seconds=secs)
-    c2 = time.process_time()
-    n1, n2 = r1.nodes / r1.seconds, r2.nodes / r2.seconds
-    log(f"  steady state: 1 thread {n1 / 1e6:.1f} M nodes/s, 2 threads {n2 / 1e6:.1f} M nodes/s")
+    n = max(2, int(iterations_per_s * secs / rounds))
+    acc = {1: [0, 0.0, 0.0], 2: [0, 0.0, 0.0]}  # nodes, wall, cpu seconds
+    for _ in range(rounds):
+        for k, solver in ((1, one), (2, two)):
+            w0, c0 = time.perf_counter(), time.process_time()
+            nodes = solver.iterate(n)
+            acc[k][0] += nodes
+            acc[k][1] += time.perf_counter() - w0
+            acc[k][2] += time.process_time() - c0
+    (n1, w1, c1), (n2, w2, c2) = acc[1], acc[2]
+    log(
+        f"  steady state: 1 thread {n1 / w1 / 1e6:.1f} M nodes/s, 2 threads "
+        f"{n2 / w2 / 1e6:.1f} M nodes/s ({n2 / w2 / (n1 / w1):.2f}x, "
+        f"{c2 / w2:.2f} CPU s per s)"
+    )
     del two
     return {
-        "nodes_per_s_1t_steady": n1,
-        "nodes_per_s_2t": n2,
-        "speedup_2t": n2 / n1,
+        "nodes_per_s_1t_steady": n1 / w1,
+        "nodes_per_s_2t": n2 / w2,
+        "speedup_2t": (n2 / w2) / (n1 / w1),
+        "nodes_per_cpu_s_1t_steady": n1 / c1,
+        "nodes_per_cpu_s_2t": n2 / c2,
         # CPU seconds per wall second: 2 only if both threads got a core of their own.
-        "cpu_per_wall_1t": (c1 - c0) / r1.seconds,
-        "cpu_per_wall_2t": (c2 - c1) / r2.seconds,
+        "cpu_per_wall_1t": c1 / w1,
+        "cpu_per_wall_2t": c2 / w2,
     }
+
+
+@numba.njit(cache=True, nogil=True)
+def _spin(n: int) -> float:
+    """A GIL-free loop with no memory traffic (xorshift steps)."""
+    x = np.uint64(88172645463325252)
+    acc = 0.0
+    for _ in range(n):
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+        acc += float(x >> np.uint64(11))
+    return acc
+
+
+def nogil_loop_speedup(n: int = 50_000_000) -> float:
+    """Throughput of two threads running :func:`_spin` over one thread (2.0 when the
+    machine gives this process two idle cores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _spin(10)
+    t0 = time.perf_counter()
+    _spin(n)
+    one = time.perf_counter() - t0
+    with ThreadPoolExecutor(2) as pool:
+        t0 = time.perf_counter()
+        list(pool.map(_spin, [n, n]))
+        two = time.perf_counter() - t0
+    return round(2 * one / two, 3)
 
 
 def run_openspiel(quick: bool, seed: int) -> dict[str, Any] | None:
@@ -356,11 +424,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     load0 = os.getloadavg()
+    spin0 = nogil_loop_speedup()
     t0 = time.perf_counter()
     for algo in ALGOS:
         warm_up(algo)
-    warm_up("tcfr", "float32")
-    warm_up("es", "float32")
+    for algo in SAMPLED:
+        warm_up(algo, "float32")
     compile_s = time.perf_counter() - t0
     log(f"kernels ready in {compile_s:.1f}s")
     ours = run_ours(args.quick, args.seed, args.games)
@@ -381,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
             "numpy": np.__version__,
             "loadavg_before": load0,
             "loadavg_after": os.getloadavg(),
+            "nogil_loop_speedup_2t": [spin0, nogil_loop_speedup()],  # before, after
             "warm_up_s": round(compile_s, 2),
             "total_s": round(time.perf_counter() - start, 1),
         },

@@ -25,10 +25,12 @@ traverser samples epsilon-on-policy and the opponent's average sums get
 pi_{-i} sigma(I) / q (stochastically weighted averaging, same Section 3).
 
 This module holds what every sampling scheme shares: the deal tables, the regret and
-average tables (one flat array each, addressed like vector CFR's so
-:mod:`solver.best_response` and :mod:`solver.strategy_io` read them), seeded RNG streams,
-Hogwild threads, the training loop and checkpoints. Targeted CFR (:mod:`solver.tcfr`)
-writes only its configuration; the traversals are in :mod:`solver._sampling_kernels`.
+average tables (one flat array each, in a bucket-major :class:`TableLayout` by default:
+the rows one deal can touch are neighbours; policies and checkpoints come out in vector
+CFR's layout, which :mod:`solver.best_response` and :mod:`solver.strategy_io` read),
+seeded RNG streams, Hogwild threads, the training loop and checkpoints. Targeted CFR
+(:mod:`solver.tcfr`) writes only its configuration; the traversals are in
+:mod:`solver._sampling_kernels`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import hashlib
 import os
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import Enum
@@ -66,6 +68,7 @@ __all__ = [
     "ExternalSamplingSolver",
     "OutcomeSamplingSolver",
     "SampledCFRSolver",
+    "TableLayout",
     "TrainResult",
     "build_deal",
     "load_checkpoint",
@@ -93,8 +96,115 @@ _DTYPES = {"float64": np.float64, "float32": np.float32}
 #: without replacement (a shuffled pass at a time): on Leduc this halves the
 #: exploitability of external sampling at equal iterations (chance variance).
 LIST_DEALS_UP_TO = 1 << 18
-#: Tables with more entries than this prefetch the next nodes' rows (see the kernels).
+#: Tables with more entries than this prefetch what the next iterations need (see the
+#: kernels): smaller tables stay in the caches, where prefetching only costs instructions.
 PREFETCH_ABOVE = 1 << 21
+
+
+@dataclass(frozen=True, eq=False)
+class TableLayout:
+    """Where the sampled solvers keep information set (node, bucket)'s row.
+
+    Entry of action a: ``offset[node] + bucket * row_stride[node] + a``. ``"node"`` is vector
+    CFR's layout (``problem.offset``, ``row_stride = n_child``: one block per node).
+    ``"bucket"`` is bucket-major: for each street s and player p, the rows of all of p's
+    decisions on s for one bucket b are one contiguous block of ``block_width[s, p]``
+    entries at ``block_base[s, p] + b * block_width[s, p]`` (decisions in node order).
+    One deal fixes each player's bucket per street, so its walks touch at most
+    2 x streets such blocks: on 20-card hold'em (205M entries) that is a few cache lines
+    per street, where the node layout puts every row of a walk on another page.
+
+    Both layouts give bit-identical runs (the kernels only compute addresses from it);
+    :meth:`to_canonical` and :meth:`from_canonical` convert to and from vector CFR's.
+    """
+
+    kind: str
+    offset: np.ndarray  # int64[n_nodes]
+    row_stride: np.ndarray  # int64[n_nodes]
+    block_base: np.ndarray  # int64[streets, 2]
+    block_width: np.ndarray  # int64[streets, 2]: 0 for the node layout
+    problem: Problem
+
+    @classmethod
+    def build(cls, problem: Problem, kind: str = "bucket") -> TableLayout:
+        """The ``kind`` ('bucket' or 'node') layout of ``problem``'s tables."""
+        tree = problem.tree
+        n_s = tree.n_streets
+        base = np.zeros((n_s, 2), dtype=np.int64)
+        width = np.zeros((n_s, 2), dtype=np.int64)
+        n_child = tree.n_child.astype(np.int64)
+        if kind == "node":
+            return cls(kind, problem.offset, n_child, base, width, problem)
+        if kind != "bucket":
+            raise ValueError(f"table layout {kind!r} is not 'bucket' or 'node'")
+        offset = np.full(tree.n_nodes, -1, dtype=np.int64)
+        stride = n_child.copy()
+        at = 0
+        for st in range(n_s):
+            for p in range(2):
+                nodes = tree.decision_nodes(street=st, player=p)
+                w = int(n_child[nodes].sum())
+                offset[nodes] = at + np.cumsum(n_child[nodes]) - n_child[nodes]
+                stride[nodes] = w
+                base[st, p] = at
+                width[st, p] = w
+                at += w * int(problem.chance.n_buckets[st])
+        assert at == problem.size
+        return cls(kind, offset, stride, base, width, problem)
+
+    @property
+    def kernel(self) -> SK.KLayout:
+        """The bundle the kernels take."""
+        return SK.KLayout(self.offset, self.row_stride, self.block_base, self.block_width)
+
+    def entry(self, node: int, bucket: int, action: int) -> int:
+        """Table index of (node, bucket, action)."""
+        return int(self.offset[node]) + bucket * int(self.row_stride[node]) + action
+
+    def node_entries(self, node: int) -> np.ndarray:
+        """Table indices of every (bucket, action) of ``node``, in vector CFR's order
+        (bucket-major, as ``problem.offset[node] + bucket * n + action`` runs)."""
+        n = int(self.problem.tree.n_child[node])
+        nb = int(self.problem.chance.n_buckets[self.problem.tree.street[node]])
+        rows = int(self.offset[node]) + np.arange(nb, dtype=np.int64) * int(self.row_stride[node])
+        return (rows[:, None] + np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
+
+    def _pairs(self, table: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+        """(vector CFR's block, this layout's rows) as [buckets, actions] views, per node."""
+        p = self.problem
+        tree = p.tree
+        for node in tree.decision_nodes():
+            n = int(tree.n_child[node])
+            nb = int(p.chance.n_buckets[tree.street[node]])
+            o = int(self.offset[node])
+            w = int(self.row_stride[node])
+            rows = table[o : o + (nb - 1) * w + n]
+            yield (
+                slice(int(p.offset[node]), int(p.offset[node]) + nb * n),
+                np.lib.stride_tricks.as_strided(
+                    rows, shape=(nb, n), strides=(w * table.itemsize, table.itemsize)
+                ),
+            )
+
+    def to_canonical(self, table: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``table`` (in this layout) in vector CFR's layout: a copy, or written into
+        ``out`` (which may have another dtype)."""
+        if out is None:
+            out = np.empty_like(table)
+        if self.kind == "node":
+            out[:] = table
+            return out
+        for block, rows in self._pairs(table):
+            out[block].reshape(rows.shape)[:] = rows
+        return out
+
+    def from_canonical(self, src: np.ndarray, table: np.ndarray) -> None:
+        """Write ``src`` (vector CFR's layout) into ``table`` (this layout)."""
+        if self.kind == "node":
+            table[:] = src
+            return
+        for block, rows in self._pairs(table):
+            rows[:] = src[block].reshape(rows.shape)
 
 
 def build_deal(problem: Problem, list_up_to: int = LIST_DEALS_UP_TO) -> SK.KDeal:
@@ -114,6 +224,10 @@ def build_deal(problem: Problem, list_up_to: int = LIST_DEALS_UP_TO) -> SK.KDeal
     parent = np.full(n_bs, -1, dtype=np.int32)
     for b in np.flatnonzero(kc.bs_n_child > 0):
         parent[kc.bs_child[b] : kc.bs_child[b] + kc.bs_n_child[b]] = b
+    board = problem.chance.board_cards.astype(np.int64)
+    bs_mask = np.bitwise_or.reduce(
+        np.where(board >= 0, np.left_shift(np.int64(1), np.maximum(board, 0)), 0), axis=1
+    ).astype(np.int64)
     deals = np.zeros((0, 3), dtype=np.int32)
     per_board = int(kc.sd_len[0]) * (int(kc.sd_len[0]) - 1) if n_final else 0
     if 0 < n_final * per_board <= list_up_to:
@@ -134,44 +248,86 @@ def build_deal(problem: Problem, list_up_to: int = LIST_DEALS_UP_TO) -> SK.KDeal
         strength=strength,
         sd_first=int(kc.sd_first),
         deals=deals,
+        bs_mask=bs_mask,
     )
+
+
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    """The splitmix64 output function (Steele, Lea and Flood 2014), nonzero."""
+    z = x & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    z ^= z >> 31
+    return z or 0x9E3779B97F4A7C15
 
 
 def seed_streams(seed: int, n: int) -> np.ndarray:
     """``n`` independent nonzero xorshift64* states from ``seed`` (splitmix64 outputs)."""
     if seed < 0:
         raise ValueError(f"seed {seed} must not be negative")
-    mask = (1 << 64) - 1
-    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & mask
+    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _M64
     out = np.zeros(n, dtype=np.uint64)
     for k in range(n):
-        x = (x + 0x9E3779B97F4A7C15) & mask
-        z = x
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        z ^= z >> 31
-        out[k] = z or 0x9E3779B97F4A7C15
+        x = (x + 0x9E3779B97F4A7C15) & _M64
+        out[k] = _splitmix64(x)
+    return out
+
+
+def chance_key(seed: int) -> np.uint64:
+    """Key of the per-iteration chance streams of a run seeded ``seed`` (independent of
+    the thread count, so iteration t gets the same deal with any number of threads)."""
+    if seed < 0:
+        raise ValueError(f"seed {seed} must not be negative")
+    return np.uint64(_splitmix64(seed * 0xD1B54A32D192ED03 + 0x8BB84B93962EACC9))
+
+
+_LINE = 64  # bytes of a cache line
+
+
+def _per_thread(n_t: int, shape: tuple[int, ...], dtype: Any, fill: Any = 0) -> np.ndarray:
+    """An ``(n_t, *shape)`` array whose per-thread slices each start on a cache line of
+    their own and share none: Hogwild threads write their scratch space on every
+    iteration, and two threads writing one line make it bounce between the cores."""
+    dt = np.dtype(dtype)
+    inner = np.empty(shape, dtype=dt)
+    step = -(-max(inner.nbytes, 1) // _LINE) * _LINE  # whole lines per thread
+    buf = np.zeros(n_t * step + _LINE, dtype=np.uint8)
+    start = (-buf.ctypes.data) % _LINE
+    flat = buf[start : start + n_t * step].view(dt)
+    out = np.lib.stride_tricks.as_strided(flat, shape=(n_t, *shape), strides=(step, *inner.strides))
+    out[...] = fill
     return out
 
 
 def _scratch(problem: Problem, rng: np.ndarray, n_deals: int) -> SK.KScratch:
-    """Scratch bundles for ``len(rng)`` threads (leading axis = thread)."""
+    """Scratch bundles for ``len(rng)`` threads (leading axis = thread; see
+    :func:`_per_thread`)."""
     tree = problem.tree
     n_t = rng.shape[0]
     d = tree.max_depth + 2
     a = tree.max_actions
     s = tree.n_streets
+    f8, i8, i4 = np.float64, np.int64, np.int32
+    order = _per_thread(n_t, (n_deals,), i4)
+    order[:] = np.arange(n_deals, dtype=i4)
     return SK.KScratch(
-        frames=np.zeros((n_t, d, 3), dtype=np.int64),
-        vals=np.zeros((n_t, d, a)),
-        sig=np.zeros((n_t, d, a)),
-        rho=np.ones((n_t, d + 1, s)),
-        reach=np.zeros((n_t, d)),
-        bk=np.zeros((n_t, 2, s), dtype=np.int32),
-        path=np.zeros((n_t, s), dtype=np.int64),
-        rng=rng.reshape(n_t, 1),
-        order=np.tile(np.arange(n_deals, dtype=np.int32), (n_t, 1)),
-        cursor=np.zeros((n_t, 1), dtype=np.int64),
+        frames=_per_thread(n_t, (d, 3), i8),
+        vals=_per_thread(n_t, (d, a), f8),
+        sig=_per_thread(n_t, (d, a), f8),
+        rho=_per_thread(n_t, (d + 1, s), f8, 1.0),
+        reach=_per_thread(n_t, (d,), f8),
+        bk=_per_thread(n_t, (2, s), i4),
+        path=_per_thread(n_t, (s,), i8),
+        rng=_per_thread(n_t, (1,), np.uint64, rng[:, None]),
+        order=order,
+        cursor=_per_thread(n_t, (1,), i8),
+        ahead=_per_thread(n_t, (3, s + 2), i8),
+        bk_ahead=_per_thread(n_t, (3, 2, s), i4),
+        res_ahead=_per_thread(n_t, (3,), f8),
+        mask_ahead=_per_thread(n_t, (3,), i8),
     )
 
 
@@ -215,7 +371,8 @@ def make_config(
         pure=int(bool(pure)),
         averaging=SK.AVG_LINEAR if averaging is Averaging.LINEAR else SK.AVG_UNIFORM,
         all_mask=int(full),
-        prefetch=0,  # the solver decides from the table size
+        prefetch=0,  # the solver decides from the table size and layout
+        chance_key=np.uint64(0),  # the solver sets it from the seed
     )
 
 
@@ -223,7 +380,9 @@ class SampledCFRSolver:
     """The shared core of the sampled schemes: tables, RNG streams, threads.
 
     ``regrets`` and ``avg_sums`` are flat arrays of ``problem.size`` entries
-    (``dtype`` 'float64' or 'float32', the latter for tables too large for memory);
+    (``dtype`` 'float64' or 'float32', the latter for tables too large for memory) in
+    the :class:`TableLayout` ``layout`` ('bucket', the default, or 'node': vector CFR's;
+    both give identical runs, and policies and checkpoints use vector CFR's layout);
     ``threads`` > 1 runs Hogwild threads that share them, each with its own RNG stream
     seeded from ``seed``. ``stratify``: deal without replacement when the game's deals
     can be listed (:data:`LIST_DEALS_UP_TO`). Subclasses fix the kernel configuration.
@@ -241,6 +400,7 @@ class SampledCFRSolver:
         dtype: str = "float64",
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
+        layout: str = "bucket",
     ) -> None:
         if dtype not in _DTYPES:
             raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
@@ -249,8 +409,17 @@ class SampledCFRSolver:
         if threads > (os.cpu_count() or 1):
             raise ValueError(f"threads {threads} is more than the {os.cpu_count()} CPUs")
         self.problem = problem
-        # Prefetching pays once the tables outgrow the caches (it costs ~10% on Leduc).
-        self.config = config._replace(prefetch=int(problem.size > PREFETCH_ABOVE))
+        self.layout = TableLayout.build(problem, layout)
+        # Prefetching pays once the tables outgrow the caches (it costs ~10% on Leduc). In
+        # the bucket layout a node's children mostly share its block, so a full
+        # iteration fetches both players' blocks up front instead of the children's rows.
+        prefetch = 0
+        if problem.size > PREFETCH_ABOVE:
+            prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if layout == "bucket" else SK.PF_CHILDREN)
+        self.config = config._replace(prefetch=prefetch, chance_key=chance_key(seed))
+        # The kernel's plain variant where the configuration allows it (see its docstring).
+        plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
+        self._general: int | None = None if plain and config.close == 0.0 else 1
         self.seed = int(seed)
         self.threads = int(threads)
         self.dtype = dtype
@@ -301,23 +470,27 @@ class SampledCFRSolver:
         return {"averaging": self.averaging.value, "dtype": self.dtype, "stratify": self.stratify}
 
     def iterate(self, iterations: int = 1) -> int:
-        """Run ``iterations`` more iterations; return the nodes they touched.
+        """Run ``iterations`` more iterations; return the nodes they touched (every
+        visit of a node by a walk counts once: decision, chance and terminal nodes, the
+        opponent's as well as the traverser's).
 
         With one thread the run is deterministic for a given seed, and splitting it into
         several calls does not change it. With T threads, T Python threads each run
-        ``iterations // T`` iterations (thread k: iterations start + k, start + k + T, ...)
-        in the GIL-free kernel, on the shared tables without locks, each with its own RNG
-        stream and scratch space (Hogwild: Recht, Re, Wright and Niu 2011); the
-        remainder runs on the first stream. Races are tolerable: two threads rarely
+        ``per = iterations // T`` consecutive iterations (thread k: start + k per, ...,
+        start + (k + 1) per - 1; consecutive, so that each thread gets its share of a
+        targeting schedule's full iterations) in the GIL-free kernel, on the shared
+        tables without locks, each with its own RNG stream and scratch space, on cache
+        lines of its own (Hogwild: Recht, Re, Wright and Niu 2011); the remainder runs
+        on the first stream. Iteration t deals the same cards and targets the same
+        streets with any number of threads. Races are tolerable: two threads rarely
         update the same information set at the same moment, a lost update drops one
         sampled increment (an unbiased estimate that later visits replace), and aligned
         4- or 8-byte floats are never torn. The result is then reproducible only
-        statistically. (Plain threads rather than ``prange``: numba's OpenMP layer ran
-        ``prange`` on one core on the development machine, and threads add no compile.)
+        statistically. (Plain threads rather than ``prange``: they add no compile.)
         """
         if iterations < 0:
             raise ValueError(f"iterations {iterations} must not be negative")
-        p, g, sc = self.problem, self.config, self._scratch
+        p, g, sc, lay = self.problem, self.config, self._scratch, self.layout.kernel
         start = self.iterations
         per = iterations // self.threads if self.threads > 1 else 0
         touched = 0
@@ -329,14 +502,16 @@ class SampledCFRSolver:
                 self._pool.submit(
                     SK.run_iterations,
                     p.ktree,
+                    lay,
                     self._deal,
                     g,
                     self.regrets,
                     self.avg_sums,
                     _thread(sc, k),
-                    start + k,
+                    start + k * per,
                     per,
-                    self.threads,
+                    1,
+                    self._general,
                 )
                 for k in range(self.threads)
             ]
@@ -349,6 +524,7 @@ class SampledCFRSolver:
             touched += int(
                 SK.run_iterations(
                     p.ktree,
+                    lay,
                     self._deal,
                     g,
                     self.regrets,
@@ -357,6 +533,7 @@ class SampledCFRSolver:
                     start + per * self.threads,
                     rest,
                     1,
+                    self._general,
                 )
             )
         self.iterations += iterations
@@ -364,20 +541,22 @@ class SampledCFRSolver:
         return touched
 
     def _normalise(self, table: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.problem.size)
-        K.regret_match(self.problem.ktree, self.problem.kchance, table, out, -1)
+        out = self.layout.to_canonical(table, np.empty(self.problem.size))
+        K.regret_match(self.problem.ktree, self.problem.kchance, out, out, -1)  # in place
         return out
 
     def current_policy(self) -> np.ndarray:
-        """The current strategy (regret matching of the cumulative regrets)."""
+        """The current strategy (regret matching of the cumulative regrets), in vector
+        CFR's layout."""
         if self.config.pure:
             out = np.zeros(self.problem.size)
-            _pure_policy(self.problem, self.regrets, out)
+            _pure_policy(self.problem, self.layout.to_canonical(self.regrets), out)
             return out
         return self._normalise(self.regrets)
 
     def average_policy(self) -> np.ndarray:
-        """The normalised average strategy (uniform where nothing was accumulated)."""
+        """The normalised average strategy (uniform where nothing was accumulated), in
+        vector CFR's layout."""
         return self._normalise(self.avg_sums)
 
     def average_strategy(self) -> Strategy:
@@ -409,6 +588,7 @@ class ExternalSamplingSolver(SampledCFRSolver):
         dtype: str = "float64",
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
+        layout: str = "bucket",
     ) -> None:
         config = make_config(
             SK.ALG_TARGETED, problem.tree.n_streets, averaging=Averaging(averaging)
@@ -421,6 +601,7 @@ class ExternalSamplingSolver(SampledCFRSolver):
             dtype=dtype,
             averaging=averaging,
             stratify=stratify,
+            layout=layout,
         )
 
 
@@ -440,6 +621,7 @@ class OutcomeSamplingSolver(SampledCFRSolver):
         dtype: str = "float64",
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
+        layout: str = "bucket",
     ) -> None:
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
@@ -455,6 +637,7 @@ class OutcomeSamplingSolver(SampledCFRSolver):
             dtype=dtype,
             averaging=averaging,
             stratify=stratify,
+            layout=layout,
         )
 
     def options(self) -> dict[str, Any]:
@@ -562,7 +745,8 @@ _warm: set[tuple[str, str, int]] = set()
 
 def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1) -> None:
     """Compile (or load from numba's cache) the kernels ``algorithm`` runs, on Kuhn, so no
-    timed loop pays for it (the kernels' types do not depend on the game)."""
+    timed loop pays for it (the kernels' types do not depend on the game). For 'tcfr'
+    that is both kernel variants: its options decide which one runs."""
     key = (algorithm, dtype, threads)
     if key in _warm:
         return
@@ -570,9 +754,13 @@ def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1) -> None:
     if algorithm in ("cfr", "cfr+"):
         CFRSolver(problem).iterate(1)
     else:
-        s = make_training_solver(problem, algorithm, dtype=dtype, threads=threads)
-        s.iterate(2 * threads)
-        s.average_policy()
+        variants: list[dict[str, Any]] = [{}]
+        if algorithm == "tcfr":
+            variants.append({"importance": True})
+        for options in variants:
+            s = make_training_solver(problem, algorithm, dtype=dtype, threads=threads, **options)
+            s.iterate(2 * threads)
+            s.average_policy()
     _warm.add(key)
 
 
@@ -631,7 +819,8 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
     p = solver.problem
     cards = cards_record(p)
     arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
-    if isinstance(solver, SampledCFRSolver):
+    if isinstance(solver, SampledCFRSolver):  # stored in vector CFR's layout
+        arrays = {k: solver.layout.to_canonical(v) for k, v in arrays.items()}
         algorithm = solver.algorithm
         options = solver.options()
         arrays.update(solver.random_state())
@@ -748,6 +937,10 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
         except (KeyError, ValueError) as exc:
             raise CheckpointError(f"checkpoint random state: {exc}") from None
         solver.nodes = ckpt.nodes
-    solver.regrets[:] = ckpt.arrays["regrets"]
-    solver.avg_sums[:] = ckpt.arrays["avg_sums"]
+    if isinstance(solver, SampledCFRSolver):
+        solver.layout.from_canonical(ckpt.arrays["regrets"], solver.regrets)
+        solver.layout.from_canonical(ckpt.arrays["avg_sums"], solver.avg_sums)
+    else:
+        solver.regrets[:] = ckpt.arrays["regrets"]
+        solver.avg_sums[:] = ckpt.arrays["avg_sums"]
     solver.iterations = ckpt.iterations

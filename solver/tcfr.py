@@ -290,6 +290,7 @@ class TargetedCFRSolver(SampledCFRSolver):
         dtype: str = "float64",
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
+        layout: str = "bucket",
     ) -> None:
         n_streets = problem.tree.n_streets
         if targeting is None:
@@ -319,6 +320,7 @@ class TargetedCFRSolver(SampledCFRSolver):
             dtype=dtype,
             averaging=averaging,
             stratify=stratify,
+            layout=layout,
         )
 
     def options(self) -> dict[str, Any]:

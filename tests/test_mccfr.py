@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from solver import _sampling_kernels as SK
 from solver.best_response import exploitability
 from solver.cfr import CFRPlusSolver, Strategy
 from solver.mccfr import (
@@ -77,18 +78,92 @@ def test_stratified_deals_cover_every_deal_once_per_pass(leduc):
         assert len(seen) == n
 
 
-def test_seeded_runs_repeat_and_batches_do_not_matter(leduc):
-    a = ExternalSamplingSolver(leduc, seed=7)
+@pytest.mark.parametrize("stratify", [True, False])
+def test_seeded_runs_repeat_and_batches_do_not_matter(leduc, stratify):
+    # Unlisted deals come from per-iteration streams drawn two iterations ahead: the
+    # look-ahead must not depend on where a call ends either.
+    a = ExternalSamplingSolver(leduc, seed=7, stratify=stratify)
     a.iterate(1000)
-    b = ExternalSamplingSolver(leduc, seed=7)
-    b.iterate(300)
-    b.iterate(700)
+    b = ExternalSamplingSolver(leduc, seed=7, stratify=stratify)
+    for n in (1, 2, 297, 700):
+        b.iterate(n)
     np.testing.assert_array_equal(a.regrets, b.regrets)
     np.testing.assert_array_equal(a.avg_sums, b.avg_sums)
     assert a.nodes == b.nodes > 1000
-    c = ExternalSamplingSolver(leduc, seed=8)
+    c = ExternalSamplingSolver(leduc, seed=8, stratify=stratify)
     c.iterate(1000)
     assert not np.array_equal(a.regrets, c.regrets)
+
+
+def test_unlisted_deal_of_an_iteration_does_not_depend_on_threads(leduc):
+    # Iteration t's deal is a function of the seed and t: two threads running
+    # iterations 0 and 1 deal what one thread deals on them.
+    one = ExternalSamplingSolver(leduc, seed=6, stratify=False)
+    two = ExternalSamplingSolver(leduc, seed=6, stratify=False, threads=2)
+    two.iterate(2)
+    for t in range(2):
+        one.iterate(1)
+        np.testing.assert_array_equal(one._scratch.bk[0], two._scratch.bk[t])
+        np.testing.assert_array_equal(one._scratch.path[0], two._scratch.path[t])
+
+
+@pytest.mark.parametrize(
+    "algo,options",
+    [
+        ("es", {}),
+        ("es", {"stratify": False}),
+        ("os", {"stratify": False}),
+        ("tcfr", {"importance": True, "close_threshold": 0.5}),
+        ("tcfr", {"pure": True, "targeting": "01:0.3,1:0.7", "stratify": False}),
+    ],
+)
+def test_table_layouts_give_identical_runs(leduc, algo, options):
+    # The layout only moves rows: the same seed gives the same tables, bit for bit.
+    a = make_training_solver(leduc, algo, seed=3, layout="bucket", **options)
+    b = make_training_solver(leduc, algo, seed=3, layout="node", **options)
+    a.iterate(3000)
+    b.iterate(3000)
+    np.testing.assert_array_equal(a.layout.to_canonical(a.regrets), b.regrets)
+    np.testing.assert_array_equal(a.layout.to_canonical(a.avg_sums), b.avg_sums)
+    np.testing.assert_array_equal(a.average_policy(), b.average_policy())
+    assert a.nodes == b.nodes
+    back = np.zeros_like(a.regrets)
+    a.layout.from_canonical(b.regrets, back)
+    np.testing.assert_array_equal(back, a.regrets)
+
+
+def test_bucket_layout_keeps_a_deals_rows_together():
+    # Every entry has one place, and the rows of one player's decisions on one street
+    # for one bucket are one contiguous block.
+    problem = make_problem(TWO_CARD_LEDUC)
+    lay = ExternalSamplingSolver(problem).layout
+    tree = problem.tree
+    seen = np.concatenate([lay.node_entries(int(n)) for n in tree.decision_nodes()])
+    np.testing.assert_array_equal(np.sort(seen), np.arange(problem.size))
+    for street in range(tree.n_streets):
+        for p in range(2):
+            nodes = tree.decision_nodes(street=street, player=p)
+            for b in (0, problem.chance.n_buckets[street] - 1):
+                rows = [lay.entry(int(n), b, a) for n in nodes for a in range(tree.n_child[n])]
+                lo = lay.block_base[street, p] + b * lay.block_width[street, p]
+                assert sorted(rows) == list(range(lo, lo + lay.block_width[street, p]))
+    assert lay.entry(3, 2, 1) == lay.node_entries(3)[2 * tree.n_child[3] + 1]
+
+
+def test_prefetching_and_the_plain_kernel_do_not_change_runs(leduc):
+    # Prefetches are hints (they run on large tables only; forced here), and the plain
+    # kernel variant that external sampling and default TCFR use is the general one
+    # without the options they leave off.
+    for algo, options in (("es", {}), ("es", {"stratify": False}), ("tcfr", {})):
+        a = make_training_solver(leduc, algo, seed=4, **options)
+        b = make_training_solver(leduc, algo, seed=4, **options)
+        assert a._general is None
+        b.config = b.config._replace(prefetch=SK.PF_CHILDREN | SK.PF_DEAL | SK.PF_BLOCKS)
+        b._general = 1
+        a.iterate(2000)
+        b.iterate(2000)
+        np.testing.assert_array_equal(a.regrets, b.regrets)
+        np.testing.assert_array_equal(a.avg_sums, b.avg_sums)
 
 
 def test_external_sampling_is_targeted_cfr_with_every_iteration_full(leduc):
@@ -110,7 +185,7 @@ def test_external_sampling_regrets_sum_to_zero_under_sigma(kuhn):
     for node in tree.decision_nodes():
         n = int(tree.n_child[node])
         for b in range(kuhn.chance.n_buckets[0]):
-            o = kuhn.entry(int(node), b, 0)
+            o = s.layout.entry(int(node), b, 0)
             r = s.regrets[o : o + n]
             if r.any():
                 updated += 1
@@ -242,7 +317,7 @@ def test_checkpoint_rejects_damage_and_mismatch(tmp_path, leduc, kuhn):
     with pytest.raises(CheckpointError, match="seed"):
         restore_checkpoint(ExternalSamplingSolver(leduc, seed=2), ckpt)
     data = bytearray(path.read_bytes())
-    raw = s.regrets.tobytes()
+    raw = s.layout.to_canonical(s.regrets).tobytes()  # checkpoints use vector CFR's layout
     data[data.index(raw) + 8] ^= 1
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(bytes(data))

@@ -28,20 +28,17 @@ def leduc():
     return make_problem("leduc.limit.2p")
 
 
-def _street_entries(problem, street: int) -> np.ndarray:
-    """Table indices of every entry on ``street``."""
-    tree = problem.tree
-    out = []
-    for node in tree.decision_nodes(street=street):
-        o = int(problem.offset[node])
-        out.append(np.arange(o, o + problem.chance.n_buckets[street] * int(tree.n_child[node])))
-    return np.concatenate(out)
+def _street_entries(solver, street: int) -> np.ndarray:
+    """Indices of every entry on ``street`` in ``solver``'s tables."""
+    tree = solver.problem.tree
+    return np.concatenate(
+        [solver.layout.node_entries(int(n)) for n in tree.decision_nodes(street=street)]
+    )
 
 
-def _node_block(problem, node: int) -> slice:
-    o = int(problem.offset[node])
-    n = problem.chance.n_buckets[problem.tree.street[node]] * int(problem.tree.n_child[node])
-    return slice(o, o + n)
+def _node_block(solver, node: int) -> np.ndarray:
+    """Indices of ``node``'s entries in ``solver``'s tables, bucket by bucket."""
+    return solver.layout.node_entries(node)
 
 
 def test_targeting_specs():
@@ -95,7 +92,7 @@ def test_targeting_errors(leduc, spec, message):
 
 def test_untargeted_streets_and_non_full_iterations_update_nothing(leduc):
     s = TargetedCFRSolver(leduc, seed=1, targeting=FLOP_ONLY_THEN_FULL)
-    pre, flop = _street_entries(leduc, 0), _street_entries(leduc, 1)
+    pre, flop = _street_entries(s, 0), _street_entries(s, 1)
     s.iterate(3)  # iterations 0, 1, 2 target the flop only
     assert not s.regrets[pre].any()  # preflop: one action sampled, nothing updated
     assert s.regrets[flop].any()  # flop: explored and updated
@@ -136,7 +133,7 @@ def test_importance_correction_scales_updates_by_one_over_q(leduc):
     p0, s0 = plain.regrets.copy(), scaled.regrets.copy()
     plain.iterate(1)
     scaled.iterate(1)
-    pre, flop = _street_entries(leduc, 0), _street_entries(leduc, 1)
+    pre, flop = _street_entries(plain, 0), _street_entries(plain, 1)
     dp, ds = plain.regrets - p0, scaled.regrets - s0
     hit_pre = pre[dp[pre] != 0]
     assert hit_pre.size and np.allclose(ds[hit_pre] / dp[hit_pre], 2.0, rtol=1e-12)
@@ -156,10 +153,10 @@ def test_close_decisions_are_explored_and_updated(leduc):
     # regrets (check 1.0, raise 0.5): a gap of 0.5. With a close threshold above the gap
     # the traverser explores both actions there and updates both regrets; below it the
     # root is sampled and left alone.
-    root = _node_block(leduc, 0)
     moved = {}
     for threshold in (0.4, 1.0):
         s = TargetedCFRSolver(leduc, seed=5, targeting="mod8:1@0-6", close_threshold=threshold)
+        root = _node_block(s, 0)
         s.regrets[root] = np.tile([1.0, 0.5], leduc.chance.n_buckets[0])
         before = s.regrets.copy()
         s.iterate(1)
@@ -172,10 +169,12 @@ def test_close_decisions_are_explored_and_updated(leduc):
     assert float(sig @ changed[0]) == pytest.approx(0.0, abs=1e-9)
 
 
-def _flop_nodes_with_updates(problem, regrets) -> set[int]:
-    tree = problem.tree
+def _flop_nodes_with_updates(solver) -> set[int]:
+    tree = solver.problem.tree
     return {
-        int(n) for n in tree.decision_nodes(street=1) if regrets[_node_block(problem, int(n))].any()
+        int(n)
+        for n in tree.decision_nodes(street=1)
+        if solver.regrets[_node_block(solver, int(n))].any()
     }
 
 
@@ -199,9 +198,9 @@ def test_pure_current_strategy_plays_the_highest_regret(leduc):
             call = 0 if tree.action[tree.child[node]] != 0 else 1  # skip fold
             row[call] = 2.0
             row[(call + 1) % n] = 1.0
-            s.regrets[_node_block(leduc, int(node))] = np.tile(row, leduc.chance.n_buckets[0])
+            s.regrets[_node_block(s, int(node))] = np.tile(row, leduc.chance.n_buckets[0])
         s.iterate(200)
-        found[pure] = _flop_nodes_with_updates(leduc, s.regrets)
+        found[pure] = _flop_nodes_with_updates(s)
     assert found[True] and found[True] <= line_cc
     assert found[False] - line_cc
 
