@@ -4,7 +4,9 @@
    bot processes talking over loopback sockets, with ``call`` bots and with ``random``
    bots. Each is run at two lengths; the steady-state rate is the difference in hands over
    the difference in wall time, which removes process start-up (Python + numba import) from
-   the figure. The plain rate of the longer run is printed too.
+   the figure. The plain rate of the longer run is printed too. Then the same matches
+   with every process on one CPU (``pokerbot match --cpus``, keys ``*_one_cpu``): on a
+   virtual machine, waking a process on the other CPU costs more than a light bot's work.
 2. The client's own time per decision, excluding the bot: the sans-IO client is fed the
    dealer lines of a recorded reference match and answers every owed state with a fixed
    action; we time receive -> parse -> legalize -> format per decision.
@@ -38,11 +40,13 @@ TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
 )
 
 
-def run_match(bot: str, hands: int, workdir: Path) -> float:
-    """Wall seconds of one ``pokerbot match`` with two copies of ``bot``."""
+def run_match(bot: str, hands: int, workdir: Path, cpus: str | None = None) -> float:
+    """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``)."""
     log = workdir / f"{bot}.{hands}.log"
     cmd = [sys.executable, "-m", "agent", "match", GAME, "--players", bot, bot,
            "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
+    if cpus is not None:
+        cmd += ["--cpus", cpus]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - t0
@@ -54,10 +58,10 @@ def run_match(bot: str, hands: int, workdir: Path) -> float:
     return elapsed
 
 
-def throughput(bot: str, short: int, long: int, workdir: Path) -> dict[str, float]:
+def throughput(bot: str, short: int, long: int, workdir: Path, cpus: str | None = None) -> dict[str, float]:
     """Steady-state and plain hands/s for ``bot`` vs ``bot``."""
-    t_short = run_match(bot, short, workdir)
-    t_long = run_match(bot, long, workdir)
+    t_short = run_match(bot, short, workdir, cpus)
+    t_long = run_match(bot, long, workdir, cpus)
     steady = (long - short) / max(t_long - t_short, 1e-9)
     return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
 
@@ -91,17 +95,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="finish within a minute")
     args = parser.parse_args()
-    short, long = (200, 2000) if args.quick else (1000, 20000)
+    short, long = (200, 5000) if args.quick else (1000, 20000)
+    one_cpu = str(min(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         call = throughput("call", short, long, work)
         rand = throughput("random", short, long, work)
+        # The same matches with every process on one CPU (pokerbot match --cpus)
+        call_1 = throughput("call", short, long, work, one_cpu) if one_cpu else None
+        rand_1 = throughput("random", short, long, work, one_cpu) if one_cpu else None
     overhead = client_overhead(20_000 if args.quick else 200_000)
     result = {
         "hands_per_s_call": round(call["steady"], 1),
         "hands_per_s_random": round(rand["steady"], 1),
         "hands_per_s_call_plain": round(call["plain"], 1),
         "hands_per_s_random_plain": round(rand["plain"], 1),
+        "hands_per_s_call_one_cpu": None if call_1 is None else round(call_1["steady"], 1),
+        "hands_per_s_random_one_cpu": None if rand_1 is None else round(rand_1["steady"], 1),
+        "one_cpu": one_cpu,
         "startup_s": round(call["startup_s"], 2),
         "client_overhead_us_median": round(statistics.median(overhead), 2),
         "client_overhead_us_p90": round(statistics.quantiles(overhead, n=10)[-1], 2),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ import aiomqtt
 import pytest
 
 from agent.cli import main
+from agent.commands.match import parse_cpus
 from poker.log import parse_log
 from tests.mqtt_broker import Broker
 
@@ -68,12 +70,37 @@ def test_duplicate_three_players(tmp_path):
         (["nope", "--players", "call", "call", "--hands", "5"], "unknown game 'nope'"),
         (["leduc.limit.2p", "--players", "call", "call", "--hands", "0"], "--hands must be positive"),
         (["leduc.limit.2p", "--players", "call", "call", "--hands", "5", "--mqtt", "h:0"], "port 0"),
+        (["leduc.limit.2p", "--players", "call", "call", "--hands", "5", "--cpus", "x"], "not a CPU number"),
+        (["leduc.limit.2p", "--players", "call", "call", "--hands", "5", "--cpus", "3-1"], "not a CPU number"),
+        (["leduc.limit.2p", "--players", "call", "call", "--hands", "5", "--cpus", "4096"], "are not available"),
     ],
 )
 def test_bad_input_is_one_line(argv, message, capsys):
     assert main(["match", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_parse_cpus():
+    assert parse_cpus("0") == {0}
+    assert parse_cpus("0,2-4, 7") == {0, 2, 3, 4, 7}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux-only")
+def test_match_on_one_cpu(tmp_path):
+    cpu = min(os.sched_getaffinity(0))
+    log = tmp_path / "one.log"
+    out = run_match("holdem.nolimit.2p.reverse_blinds", "--players", "call", "random", "--hands", "200",
+                    "--seed", "3", "--cpus", str(cpu), "--json", "--quiet", "--log", str(log))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["hands"] == 200
+    assert len(parse_log(log.read_text()).hands) == 200
+    # The pinning is the match process's own, and every process it starts inherits it.
+    code = ("import os, subprocess, sys; from agent.commands.match import _pin; _pin(sys.argv[1]); "
+            "print(subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'], "
+            "capture_output=True, text=True).stdout.strip())")
+    child = subprocess.run([sys.executable, "-c", code, str(cpu)], cwd=ROOT, capture_output=True, text=True)
+    assert child.stdout.strip() == f"[{cpu}]", child.stderr
 
 
 def _subscribe(port: int, topic: str, got: list, ready: threading.Event, stop: threading.Event) -> None:
