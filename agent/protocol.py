@@ -135,7 +135,7 @@ class LineBuffer:
     wait for more data and are dropped at EOF (an unfinished line is no line).
     """
 
-    __slots__ = ("_buf", "_cut", "_eof", "_max", "_scanned", "_whole")
+    __slots__ = ("_buf", "_cut", "_eof", "_max", "_ready", "_scanned")
 
     def __init__(self, max_line: int, *, cut_long_lines: bool) -> None:
         if max_line < 1:
@@ -145,9 +145,10 @@ class LineBuffer:
         self._cut = cut_long_lines
         self._scanned = 0  # bytes already searched for b"\n" (no quadratic rescans)
         self._eof = False
-        # In a match almost every read is exactly one whole line: kept as it came, it is
-        # handed out without a trip through the buffer (which is then empty).
-        self._whole: bytes | None = None
+        # In a match almost every read is one or two whole lines: kept as they came (last
+        # line first), they are handed out without a trip through the buffer, which is
+        # empty whenever lines are ready.
+        self._ready: list[bytes] = []
 
     def feed(self, data: bytes) -> None:
         """Add received bytes; ``b""`` means end of file."""
@@ -156,15 +157,19 @@ class LineBuffer:
             return
         if self._eof:
             raise LocalProtocolError("data fed after end of file")
-        whole = self._whole
-        if whole is None:
-            if not self._buf and type(data) is bytes and data.find(b"\n") == len(data) - 1 <= self._max - 1:
-                self._whole = data
-                return
-        else:
-            self._whole = None
-            self._buf += whole
-        self._buf += data
+        buf = self._buf
+        if not buf and not self._ready and type(data) is bytes and data[-1:] == b"\n":
+            if data.find(b"\n") == len(data) - 1:
+                if len(data) <= self._max:
+                    self._ready.append(data)
+                    return
+            else:
+                lines = data.split(b"\n")
+                lines.pop()  # the empty text after the last line end
+                if max(map(len, lines)) < self._max:
+                    self._ready = [line + b"\n" for line in reversed(lines)]
+                    return
+        buf += data
 
     @property
     def at_eof(self) -> bool:
@@ -174,19 +179,17 @@ class LineBuffer:
     @property
     def empty(self) -> bool:
         """Nothing is waiting: no partial line, no line not yet taken, no end of file."""
-        return not self._buf and self._whole is None and not self._eof
+        return not self._buf and not self._ready and not self._eof
 
     @property
     def buffered(self) -> int:
         """Bytes waiting (a partial line, or lines not yet taken)."""
-        return len(self._buf) + (0 if self._whole is None else len(self._whole))
+        return len(self._buf) + sum(map(len, self._ready))
 
     def next_line(self) -> bytes | None:
         """The next complete line (with its terminator), or ``None`` if there is none yet."""
-        whole = self._whole
-        if whole is not None:
-            self._whole = None
-            return whole
+        if self._ready:
+            return self._ready.pop()
         buf = self._buf
         limit = self._max
         i = buf.find(b"\n", self._scanned, limit)

@@ -351,6 +351,49 @@ def test_line_buffer_fed_three_ways(how: str) -> None:
     assert buf.next_line() is None and buf.at_eof  # an unfinished line is no line
 
 
+def _reference_lines(data: bytes, limit: int) -> list[bytes]:
+    """The framing rule written plainly: up to and including the first b"\\n" within
+    ``limit`` bytes, else ``limit`` bytes; an unfinished tail is no line."""
+    out = []
+    while True:
+        i = data.find(b"\n", 0, limit)
+        if i >= 0:
+            out.append(data[: i + 1])
+            data = data[i + 1 :]
+        elif len(data) >= limit:
+            out.append(data[:limit])
+            data = data[limit:]
+        else:
+            return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    st.integers(1, 10),
+    st.data(),
+)
+def test_line_buffer_equals_the_plain_rule(texts: list[bytes], limit: int, data: st.DataObject) -> None:
+    """Whole-line reads, several lines per read, lines cut anywhere, taking lines between
+    reads or not: the same lines as the plain rule, and ``buffered``/``empty`` agree."""
+    stream = b"".join(t + b"\n" for t in texts) + data.draw(st.binary(max_size=5).map(lambda b: b.replace(b"\n", b"")))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(stream) - 1)), max_size=6))))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)]) if stream[a:b]]
+    buf = LineBuffer(limit, cut_long_lines=True)
+    got, fed = [], 0
+    for chunk in chunks:
+        buf.feed(chunk)
+        fed += len(chunk)
+        if data.draw(st.booleans()):
+            while (line := buf.next_line()) is not None:
+                got.append(line)
+        assert buf.buffered == fed - sum(map(len, got))
+    while (line := buf.next_line()) is not None:
+        got.append(line)
+    assert got == _reference_lines(stream, limit)
+    assert buf.empty == (buf.buffered == 0)
+
+
 def test_line_buffer_cuts_like_the_reference_dealer():
     buf = LineBuffer(DEALER_MAX_LINE, cut_long_lines=True)
     buf.feed(b"a" * 5000 + b"\n")
