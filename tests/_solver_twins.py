@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 
+import numpy as np
+
 from poker.cards import deck_cards
 from poker.game import Game, parse_game
 from poker.state import Action, Deal, State
@@ -243,3 +245,16 @@ def entry_map(problem) -> dict[tuple, tuple[int, int]]:
                     key = (player, tuple(ch.deck[x] for x in ch.hands[h]), board, betting)
                     out[key] = (problem.entry(int(n), b, 0), int(tree.n_child[n]))
     return out
+
+
+def random_policy(problem, rng: np.random.Generator) -> np.ndarray:
+    """A policy over ``problem``'s table with an independent Dirichlet(1) distribution at
+    every (decision node, bucket): a strategy with no structure, for best-response checks."""
+    pol = np.zeros(problem.size)
+    tree = problem.tree
+    for n in tree.decision_nodes():
+        k = int(tree.n_child[n])
+        for b in range(problem.chance.n_buckets[tree.street[n]]):
+            o = problem.entry(int(n), b, 0)
+            pol[o : o + k] = rng.dirichlet(np.ones(k))
+    return pol

@@ -45,7 +45,7 @@ from solver.mccfr import (
 from solver.problem import make_problem
 from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads
 
-from ._solver_twins import TWO_CARD_LEDUC, HNode, build_history_tree
+from ._solver_twins import TWO_CARD_LEDUC, HNode, build_history_tree, random_policy
 
 LEDUC = "leduc.limit.2p"
 V1_FILE = Path(__file__).parent / "data" / "strategies" / "kuhn.cfr+.v1.strategy"
@@ -78,18 +78,6 @@ def problems(abstractions):
     out = {name: make_problem(ab.game, abstraction=ab) for name, ab in abstractions.items()}
     out["lossless"] = make_problem(LEDUC)
     return out
-
-
-def _random_policy(problem, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    pol = np.zeros(problem.size)
-    tree = problem.tree
-    for n in tree.decision_nodes():
-        k = int(tree.n_child[n])
-        for b in range(problem.chance.n_buckets[tree.street[n]]):
-            o = problem.entry(int(n), b, 0)
-            pol[o : o + k] = rng.dirichlet(np.ones(k))
-    return pol
 
 
 def _cards(problem, bs: int, h: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -331,7 +319,7 @@ def _twin_best_response(game, strategy, responder: int, bucket_of) -> float:
 def test_abstract_best_response_matches_brute_force(abstractions, problems, name):
     ab, problem = abstractions[name], problems[name]
     game = ab.game
-    strategy = Strategy(problem, _random_policy(problem, 4))
+    strategy = Strategy(problem, random_policy(problem, np.random.default_rng(4)))
     r = abstract_exploitability(None, strategy)
     for player in (0, 1):
         twin = _twin_best_response(
@@ -349,7 +337,7 @@ def strategies(problems):
     out = []
     for name in ("leduc33", "leduc23h", "two33"):
         p = problems[name]
-        out.append((name, "random", Strategy(p, _random_policy(p, 8))))
+        out.append((name, "random", Strategy(p, random_policy(p, np.random.default_rng(8)))))
         solver = CFRPlusSolver(p)
         solver.iterate(100)
         out.append((name, "cfr+", solver.average_strategy()))

@@ -18,18 +18,8 @@ from ._solver_twins import (
     entry_map,
     infoset_keys,
     profile_values,
+    random_policy,
 )
-
-
-def _random_policy(problem, rng: np.random.Generator) -> np.ndarray:
-    pol = np.zeros(problem.size)
-    tree = problem.tree
-    for n in tree.decision_nodes():
-        k = int(tree.n_child[n])
-        for b in range(problem.chance.n_buckets[tree.street[n]]):
-            o = problem.entry(int(n), b, 0)
-            pol[o : o + k] = rng.dirichlet(np.ones(k))
-    return pol
 
 
 def _as_dict(problem, policy):
@@ -40,7 +30,7 @@ def _as_dict(problem, policy):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_kuhn_best_response_is_best_pure_strategy(responder, seed):
     problem = make_problem("kuhn.limit.2p")
-    policy = _random_policy(problem, np.random.default_rng(seed))
+    policy = random_policy(problem, np.random.default_rng(seed))
     root = build_history_tree(problem.game)
     fixed = _as_dict(problem, policy)
     keys = infoset_keys(root, responder)
@@ -59,7 +49,7 @@ def test_kuhn_best_response_is_best_pure_strategy(responder, seed):
 @pytest.mark.parametrize("game", ["kuhn.limit.2p", "leduc.limit.2p", TWO_CARD_LEDUC])
 def test_profile_value_matches_slow_twin(game):
     problem = make_problem(game)
-    policy = _random_policy(problem, np.random.default_rng(7))
+    policy = random_policy(problem, np.random.default_rng(7))
     v0, v1 = profile_values(build_history_tree(problem.game), _as_dict(problem, policy))
     s = Strategy(problem, policy)
     assert profile_value(s, 0) == pytest.approx(v0, abs=1e-12)
@@ -70,7 +60,7 @@ def test_profile_value_matches_slow_twin(game):
 def test_leduc_best_response_bounds():
     problem = make_problem("leduc.limit.2p")
     rng = np.random.default_rng(3)
-    s = Strategy(problem, _random_policy(problem, rng))
+    s = Strategy(problem, random_policy(problem, rng))
     r = exploitability("leduc.limit.2p", s)
     assert r.br[0] >= r.value and r.br[1] >= -r.value and r.exploitability > 0
     # No pure strategy of the responder (sampled) beats the best response.
@@ -101,7 +91,7 @@ def test_best_response_to_bucketed_strategy(fn, counts):
     """A strategy over buckets and its per-hand expansion have the same best responses."""
     abstract = make_problem("leduc.limit.2p", bucket_fn=fn, bucket_counts=counts)
     lossless = make_problem("leduc.limit.2p")
-    pol = _random_policy(abstract, np.random.default_rng(11))
+    pol = random_policy(abstract, np.random.default_rng(11))
     expanded = np.zeros(lossless.size)
     ch = lossless.chance
     tree = lossless.tree
