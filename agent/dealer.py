@@ -123,11 +123,7 @@ class _SeatProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         lines = self.lines
         dealer = self.dealer
-        if (
-            dealer._awaited == self.seat
-            and lines.empty
-            and 0 <= data.find(b"\n") == len(data) - 1 < DEALER_MAX_LINE
-        ):
+        if dealer._awaited == self.seat and lines.empty and lines.is_one_line(data):
             # The usual read: exactly the one response the match waits for.
             dealer._take_line(self.seat, data)
             return

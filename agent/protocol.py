@@ -159,17 +159,20 @@ class LineBuffer:
             raise LocalProtocolError("data fed after end of file")
         buf = self._buf
         if not buf and not self._ready and type(data) is bytes and data[-1:] == b"\n":
-            if data.find(b"\n") == len(data) - 1:
-                if len(data) <= self._max:
-                    self._ready.append(data)
-                    return
-            else:
+            if self.is_one_line(data):
+                self._ready.append(data)
+                return
+            if data.find(b"\n") < len(data) - 1:
                 lines = data.split(b"\n")
                 lines.pop()  # the empty text after the last line end
                 if max(map(len, lines)) < self._max:
                     self._ready = [line + b"\n" for line in reversed(lines)]
                     return
         buf += data
+
+    def is_one_line(self, data: bytes) -> bool:
+        """``data`` is exactly one whole line (ending in its only ``\\n``) within the limit."""
+        return 0 <= data.find(b"\n") == len(data) - 1 < self._max
 
     @property
     def at_eof(self) -> bool:
@@ -846,12 +849,6 @@ def _own_value(ms: MatchState) -> float | None:
     holes = ms.holes
     board = tuple([c for b in ms.boards for c in b])
     evaluate = _evaluator()
-    if n == 2 and spent[0] == spent[1] and holes[0] and holes[1]:
-        # Heads-up with equal stakes (every heads-up showdown of an equal-stack game):
-        # _showdown_value's one pot layer, without its general machinery.
-        mine = evaluate(holes[me] + board)
-        theirs = evaluate(holes[1 - me] + board)
-        return float(spent[me]) if mine > theirs else -float(spent[me]) if mine < theirs else 0.0
     ranks: list[int | None] = []
     for p in range(n):
         if folded[p]:
@@ -924,7 +921,6 @@ class ClientConnection:
     def __init__(self, game: Game, *, max_line: int = CLIENT_MAX_LINE) -> None:
         self.game = game
         self._lines = LineBuffer(max_line, cut_long_lines=False)
-        self._max_line = max_line
         self._started = False
         self._ended = False
         self._error: ProtocolError | None = None
@@ -991,21 +987,8 @@ class ClientConnection:
                 return event
 
     def receive_data_event(self, data: bytes) -> StateMessage | MatchEnded | _NeedData:
-        """:meth:`receive_data` then :meth:`next_event`, in one call.
-
-        In a match nearly every read is one whole line with nothing buffered before it;
-        that line is read at once, without a pass through the buffer. (After the event,
-        keep calling :meth:`next_event` until :data:`NEED_DATA` as usual.)
-        """
-        if (
-            self._error is None
-            and self._started
-            and not self._ended
-            and self._lines.empty
-            and 0 <= data.find(b"\n") == len(data) - 1 < self._max_line
-        ):
-            event = self._read_line(data)
-            return NEED_DATA if event is None else event
+        """:meth:`receive_data` then :meth:`next_event`, in one call (after the event,
+        keep calling :meth:`next_event` until :data:`NEED_DATA` as usual)."""
         self.receive_data(data)
         return self.next_event()
 

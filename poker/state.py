@@ -792,12 +792,6 @@ class State:
             )
         evaluate = _evaluator()
         board = self.deal.board_through(self.round)
-        if n == 2 and spent[0] == spent[1]:
-            # Heads-up with equal stakes: _showdown_value's single pot layer, directly.
-            first = evaluate(self.deal.holes[0] + board)
-            second = evaluate(self.deal.holes[1] + board)
-            won = float(spent[0]) if first > second else -float(spent[0]) if first < second else 0.0
-            return (won, -won) if won else (0.0, 0.0)
         ranks = [None if folded[p] else evaluate(self.deal.holes[p] + board) for p in range(n)]
         return tuple(
             float(-spent[p]) if folded[p] else _showdown_value(spent, ranks, p) for p in range(n)
@@ -883,6 +877,11 @@ def _showdown_value(spent: tuple[int, ...], ranks: list[int | None], player: int
     """
     if spent[player] == 0:
         return 0.0  # only when nobody put anything in (all blinds 0, checked through)
+    if len(spent) == 2 and spent[0] == spent[1] and ranks[0] is not None and ranks[1] is not None:
+        # Heads-up with equal stakes (every heads-up showdown of an equal-stack game): the
+        # single layer below, without its machinery (a match values one per hand).
+        mine, theirs = ranks[player], ranks[1 - player]
+        return float(spent[player]) if mine > theirs else -float(spent[player]) if mine < theirs else 0.0
     # Players with chips in; folded players (rank None) are in the layers but cannot win.
     layer = [(spent[p], ranks[p], p) for p in range(len(spent)) if spent[p] > 0]
     value = 0.0

@@ -196,7 +196,7 @@ def _events(conn: ClientConnection, chunks: list[bytes], one_call: bool) -> list
 
 @pytest.mark.parametrize("path", TRANSCRIPTS[::4], ids=lambda p: p.name)
 def test_one_call_receive_equals_receive_then_next_event(path: Path) -> None:
-    """The whole-line shortcut of receive_data_event (and of the line buffer) gives the
+    """The line buffer's whole-line shortcut, through receive_data_event, gives the
     events of the buffered path for any cutting of the stream into reads: whole lines,
     two lines at once, lines cut anywhere, a comment, end of file."""
     game = _game_of(path)
