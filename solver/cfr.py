@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,7 +42,11 @@ from . import _kernels as K
 from .chance import BucketFn, StrengthFn
 from .problem import Problem, make_problem
 
+if TYPE_CHECKING:  # the history form builds on this module
+    from .history_cfr import HistoryCFRSolver
+
 __all__ = [
+    "FORMS",
     "Algorithm",
     "CFRPlusSolver",
     "CFRSolver",
@@ -173,11 +178,26 @@ class CFRPlusSolver(_CFRSolverBase):
         super().__init__(problem, plus=True, linear=True, delay=delay)
 
 
+#: Forms of the solvers: "vector" (this module) or "history" (:mod:`solver.history_cfr`).
+FORMS = ("vector", "history")
+
+
 def make_solver(
-    problem: Problem, algo: Algorithm | str = Algorithm.CFR_PLUS, *, delay: int = 0
-) -> _CFRSolverBase:
-    """The solver for ``algo`` ('cfr' or 'cfr+')."""
+    problem: Problem,
+    algo: Algorithm | str = Algorithm.CFR_PLUS,
+    *,
+    delay: int = 0,
+    form: str = "vector",
+) -> _CFRSolverBase | HistoryCFRSolver:
+    """The solver for ``algo`` ('cfr' or 'cfr+') in ``form`` ('vector', the fast one, or
+    'history', which repeats OpenSpiel's floating-point operations; small games only)."""
     algo = Algorithm(algo)
+    if form not in FORMS:
+        raise ValueError(f"form {form!r} is not one of {', '.join(FORMS)}")
+    if form == "history":
+        from .history_cfr import HistoryCFRSolver  # it builds on this module
+
+        return HistoryCFRSolver(problem, plus=algo is Algorithm.CFR_PLUS, delay=delay)
     if algo is Algorithm.CFR_PLUS:
         return CFRPlusSolver(problem, delay=delay)
     return CFRSolver(problem, delay=delay)

@@ -54,7 +54,7 @@ from poker.game import parse_game
 
 from . import _kernels as K
 from . import _sampling_kernels as SK
-from .cfr import CFRSolver, Strategy
+from .cfr import Strategy
 from .problem import Problem, make_problem
 from .strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
 
@@ -743,16 +743,17 @@ def train(
 _warm: set[tuple[str, str, int]] = set()
 
 
-def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1) -> None:
+def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1, form: str = "vector") -> None:
     """Compile (or load from numba's cache) the kernels ``algorithm`` runs, on Kuhn, so no
     timed loop pays for it (the kernels' types do not depend on the game). For 'tcfr'
-    that is both kernel variants: its options decide which one runs."""
-    key = (algorithm, dtype, threads)
+    that is both kernel variants: its options decide which one runs; ``form`` is that of
+    'cfr'/'cfr+'."""
+    key = (algorithm, dtype, threads, form)
     if key in _warm:
         return
     problem = make_problem("kuhn.limit.2p")
     if algorithm in ("cfr", "cfr+"):
-        CFRSolver(problem).iterate(1)
+        make_training_solver(problem, algorithm, form=form).iterate(1)
     else:
         variants: list[dict[str, Any]] = [{}]
         if algorithm == "tcfr":

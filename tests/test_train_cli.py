@@ -82,6 +82,16 @@ def test_train_cfr_plus_and_eval(tmp_path, capsys):
     assert "mbb/g" in capsys.readouterr().out
 
 
+def test_train_history_form_gives_openspiel_figures(tmp_path, capsys):
+    # The oracle's CFR+ figure at N=200 on Leduc, from the command line.
+    out = tmp_path / "leduc.strategy"
+    argv = ["train", "leduc.limit.2p", "--algo", "cfr+", "--form", "history"]
+    assert main([*argv, "--iterations", "200", "--out", str(out), "--json", "--quiet"]) == 0
+    doc = _json(capsys)
+    assert doc["options"] == {"form": "history"} and doc["iterations"] == 200
+    assert doc["exploitability"] == pytest.approx(0.00496312955, abs=1e-9)
+
+
 @pytest.mark.parametrize(
     "algo,extra,limit",
     [
@@ -221,6 +231,7 @@ def test_resume_continues_exactly(tmp_path, capsys):
             "--epsilon applies to --algo os",
         ),
         (["--algo", "cfr", "--iterations", "1", "--threads", "2"], "--threads applies"),
+        (["--algo", "es", "--iterations", "1", "--form", "history"], "--form applies to --algo cfr"),
         (["--algo", "tcfr", "--iterations", "1", "--targeting", "0123:1"], "street 2"),
         (
             ["--algo", "tcfr", "--iterations", "1", "--targeting", "1:1"],

@@ -18,6 +18,7 @@ from solver.best_response import (
     abstract_and_real_exploitability,
     abstract_exploitability,
 )
+from solver.cfr import FORMS
 from solver.chance import lossless_bucket_counts
 from solver.mccfr import (
     ALGORITHMS,
@@ -119,6 +120,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="uniform",
         help="average-strategy weights of es/os/tcfr (default uniform)",
     )
+    p.add_argument(
+        "--form",
+        choices=FORMS,
+        default="vector",
+        help="cfr/cfr+: vector (default) or history: one walk per deal, repeating "
+        "OpenSpiel's CFRSolver operation by operation (small games only)",
+    )
     p.add_argument("--epsilon", type=float, metavar="E", help="os: exploration (default 0.6)")
     p.add_argument(
         "--targeting",
@@ -174,12 +182,13 @@ def _options(args: argparse.Namespace, size: int) -> dict[str, Any]:
         "--threads": (args.threads != 1, _SAMPLED),
         "--dtype": (args.dtype != "auto", _SAMPLED),
         "--averaging": (args.averaging != "uniform", _SAMPLED),
+        "--form": (args.form != "vector", ("cfr", "cfr+")),
     }
     for flag, (used, algos) in given.items():
         if used and algo not in algos:
             raise UserError(f"{flag} applies to --algo {' / '.join(algos)}, not {algo}")
     if algo not in _SAMPLED:
-        return {}
+        return {"form": args.form} if args.form != "vector" else {}
     if args.threads < 1:
         raise UserError(f"--threads must be at least 1, not {args.threads}")
     dtype = args.dtype
@@ -265,7 +274,9 @@ def run(args: argparse.Namespace) -> int:
         done_seconds = ckpt.seconds
     checkpoint_path = args.checkpoint or args.out.with_name(args.out.name + ".ckpt")
     sampled = isinstance(solver, SampledCFRSolver)
-    warm_up(args.algo, options.get("dtype", "float64"), options.get("threads", 1))
+    warm_up(
+        args.algo, options.get("dtype", "float64"), options.get("threads", 1), options.get("form", "vector")
+    )
 
     can_eval = table_offsets(problem.tree, lossless_bucket_counts(game))[1] <= EVAL_MAX_ENTRIES
     eval_every = args.eval_every
@@ -306,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
         "game": game.name,
         "algorithm": args.algo,
         "betting": problem.tree.betting_spec,
-        "options": solver.options() if sampled else {},
+        "options": solver.options() if sampled else dict(options),
         "iterations": solver.iterations,
         "iterations_this_run": res.iterations,
         "seconds": round(res.seconds, 6),
