@@ -103,6 +103,54 @@ def test_match_on_one_cpu(tmp_path):
     assert child.stdout.strip() == f"[{cpu}]", child.stderr
 
 
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_no_process_outlives_the_match(tmp_path, how):
+    import signal
+
+    log = tmp_path / "long.log"
+    proc = subprocess.Popen([sys.executable, "-m", "agent", "match", "holdem.nolimit.2p.reverse_blinds",
+                             "--players", "call", "call", "--hands", "10000000", "--seed", "1",
+                             "--quiet", "--log", str(log)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (log.exists() and log.stat().st_size > 2000):
+            time.sleep(0.05)
+        kids = _children(proc.pid)
+        assert len(kids) == 3, kids  # the dealer and two players, all playing
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=30)
+        if how == "SIGTERM":  # stopped like Ctrl-C: children stopped, one line, status 130
+            assert proc.returncode == 130 and "interrupted" in proc.stderr.read()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.05)
+        assert not any(_alive(k) for k in kids)
+        # Nothing writes to the log any more, and every hand in it is whole.
+        size = log.stat().st_size
+        time.sleep(0.3)
+        assert log.stat().st_size == size
+        assert parse_log(log.read_text()).hands
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _subscribe(port: int, topic: str, got: list, ready: threading.Event, stop: threading.Event) -> None:
     async def go():
         async with aiomqtt.Client("127.0.0.1", port) as sub:

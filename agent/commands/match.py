@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from poker.game import load_game
@@ -86,6 +91,32 @@ def _pin(text: str) -> None:
     os.sched_setaffinity(0, cpus)
 
 
+def _die_with_parent() -> None:
+    """In a child before it runs (Linux): be sent SIGTERM when the match process dies,
+    however it dies, so no dealer or player outlives it (and goes on writing the log)."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # the same clean-up as Ctrl-C: stop the children, exit 130
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the match runs, SIGTERM stops it like Ctrl-C (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _names(bots: list[str]) -> list[str]:
     """Seat names: the bot names, numbered where a bot plays more than one seat."""
     names = []
@@ -134,8 +165,12 @@ def run(args: argparse.Namespace) -> int:
         dealer_cmd.append("--duplicate")
     err_path = log_path.with_suffix(".dealer.err")
     procs: list[subprocess.Popen[bytes]] = []
-    with open(err_path, "wb") as dealer_err:
-        dealer = subprocess.Popen(dealer_cmd, stdout=subprocess.PIPE, stderr=dealer_err)
+    linux = sys.platform.startswith("linux")
+    # (only from a single-threaded process: code between fork and exec must not need locks)
+    child_setup = _die_with_parent if linux and threading.active_count() == 1 else None
+    with _sigterm_as_interrupt(), open(err_path, "wb") as dealer_err:
+        dealer = subprocess.Popen(dealer_cmd, stdout=subprocess.PIPE, stderr=dealer_err,
+                                  preexec_fn=child_setup)
         procs.append(dealer)
         try:
             assert dealer.stdout is not None
@@ -149,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
                 if args.mqtt:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
-                procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err))
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err,
+                                              preexec_fn=child_setup))
                 player_err.close()
             bar = Progress(total, "match", unit=" hands", enabled=not args.quiet)
             counter = _HandCounter(log_path)
