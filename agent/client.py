@@ -128,6 +128,8 @@ class _ClientProtocol(asyncio.Protocol):
         event = first
         while self.deciding is None and not done.done():
             if event is None:
+                if conn.idle:
+                    return
                 event = conn.next_event()
             if event is NEED_DATA:
                 return

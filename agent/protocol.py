@@ -989,8 +989,27 @@ class ClientConnection:
     def receive_data_event(self, data: bytes) -> StateMessage | MatchEnded | _NeedData:
         """:meth:`receive_data` then :meth:`next_event`, in one call (after the event,
         keep calling :meth:`next_event` until :data:`NEED_DATA` as usual)."""
+        lines = self._lines
+        # The usual read in a match: one whole line with nothing waiting. It needs no
+        # buffer; the event is the one receive_data then next_event would give.
+        if (
+            type(data) is bytes
+            and self._error is None
+            and self._started
+            and not self._ended
+            and lines.empty
+            and lines.is_one_line(data)
+        ):
+            event = self._read_line(data)
+            return NEED_DATA if event is None else event
         self.receive_data(data)
         return self.next_event()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing received waits to be read: :meth:`next_event` would return
+        :data:`NEED_DATA` (no line, no partial line, no end of file)."""
+        return self._lines.empty
 
     def _read_line(self, raw: bytes) -> StateMessage | None:
         """The event of one whole line (with its line end); ``None`` for a comment."""

@@ -187,6 +187,9 @@ def _events(conn: ClientConnection, chunks: list[bytes], one_call: bool) -> list
                     out.append(conn.send_action(Action.call()))
                 if not isinstance(event, StateMessage):
                     break
+                if one_call and conn.idle:  # idle: nothing to read, as next_event says
+                    assert conn.next_event() is NEED_DATA
+                    break
                 event = conn.next_event()
         except RemoteProtocolError as exc:
             out.append(("error", str(exc)))
