@@ -7,7 +7,11 @@
    the figure. The plain rate of the longer run is printed too. Then the same matches
    with every process on one CPU (``pokerbot match --cpus``, keys ``*_one_cpu``): on a
    virtual machine, waking a process on the other CPU costs more than a light bot's work.
-2. The client's own time per decision, excluding the bot: the sans-IO client is fed the
+2. For reference, the round trip of a short line between two processes over loopback TCP
+   (``loopback_round_trip_us``), with the processes free to run on any CPU and on one
+   CPU: every action of a match costs one such round trip on its critical path, which
+   bounds the hands per second whatever the bots do.
+3. The client's own time per decision, excluding the bot: the sans-IO client is fed the
    dealer lines of a recorded reference match and answers every owed state with a fixed
    action; we time receive -> parse -> legalize -> format per decision.
 
@@ -20,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
@@ -66,6 +71,48 @@ def throughput(bot: str, short: int, long: int, workdir: Path, cpus: str | None 
     return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
 
 
+_ECHO = (
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+    "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+    "while d := s.recv(4096):\n"
+    "    s.sendall(d)\n"
+)
+
+
+def round_trip_us(trips: int, cpu: str | None = None) -> float:
+    """Mean microseconds for a 60-byte line to go to an echo process over loopback TCP and
+    back (both processes on CPU ``cpu`` if given)."""
+    saved = os.sched_getaffinity(0) if cpu is not None else None
+    if cpu is not None:
+        os.sched_setaffinity(0, {int(cpu)})  # the echo process inherits it
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            echo = subprocess.Popen([sys.executable, "-c", _ECHO, str(server.getsockname()[1])])
+            conn, _ = server.accept()
+        with conn:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            line = b"x" * 59 + b"\n"
+
+            def trip() -> None:
+                conn.sendall(line)
+                got = 0
+                while got < len(line):
+                    got += len(conn.recv(4096))
+
+            for _ in range(trips // 10):  # warm up
+                trip()
+            t0 = time.perf_counter()
+            for _ in range(trips):
+                trip()
+            elapsed = time.perf_counter() - t0
+        echo.wait(timeout=10)
+    finally:
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+    return elapsed / trips * 1e6
+
+
 def client_overhead(decisions: int) -> list[float]:
     """Microseconds per decision of the sans-IO client, excluding any bot."""
     game = load_game(GAME)
@@ -104,6 +151,10 @@ def main() -> None:
         # The same matches with every process on one CPU (pokerbot match --cpus)
         call_1 = throughput("call", short, long, work, one_cpu) if one_cpu else None
         rand_1 = throughput("random", short, long, work, one_cpu) if one_cpu else None
+    trips = 5_000 if args.quick else 20_000
+    rtt = {"any_cpu": round(round_trip_us(trips), 1)}
+    if one_cpu is not None:
+        rtt["one_cpu"] = round(round_trip_us(trips, one_cpu), 1)
     overhead = client_overhead(20_000 if args.quick else 200_000)
     result = {
         "hands_per_s_call": round(call["steady"], 1),
@@ -114,6 +165,7 @@ def main() -> None:
         "hands_per_s_random_one_cpu": None if rand_1 is None else round(rand_1["steady"], 1),
         "one_cpu": one_cpu,
         "startup_s": round(call["startup_s"], 2),
+        "loopback_round_trip_us": rtt,
         "client_overhead_us_median": round(statistics.median(overhead), 2),
         "client_overhead_us_p90": round(statistics.quantiles(overhead, n=10)[-1], 2),
         "hands": {"short": short, "long": long},
