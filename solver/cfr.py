@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,9 +40,6 @@ from poker.game import Game
 from . import _kernels as K
 from .chance import BucketFn, StrengthFn
 from .problem import Problem, make_problem
-
-if TYPE_CHECKING:  # the history form builds on this module
-    from .history_cfr import HistoryCFRSolver
 
 __all__ = [
     "FORMS",
@@ -188,7 +184,7 @@ def make_solver(
     *,
     delay: int = 0,
     form: str = "vector",
-) -> _CFRSolverBase | HistoryCFRSolver:
+) -> _CFRSolverBase:
     """The solver for ``algo`` ('cfr' or 'cfr+') in ``form`` ('vector', the fast one, or
     'history', which repeats OpenSpiel's floating-point operations; small games only)."""
     algo = Algorithm(algo)

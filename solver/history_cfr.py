@@ -35,7 +35,7 @@ from poker.cards import rank_of, suit_of
 
 from . import _kernels as K
 from ._kernels import CHANCE, DECISION, FOLD, KTree
-from .cfr import Algorithm, Strategy
+from .cfr import _CFRSolverBase
 from .chance import num_deals
 from .problem import Problem
 
@@ -334,17 +334,16 @@ def _clash(hands: np.ndarray, h0: int, h1: int, k: int) -> bool:
     return False
 
 
-class HistoryCFRSolver:
+class HistoryCFRSolver(_CFRSolverBase):
     """CFR (``plus=False``: uniform averaging) or CFR+ (``plus=True``: regret-matching+,
-    linear averaging) in history form, with the interface of the vector-form solvers.
+    linear averaging) in history form; the tables, policies and average strategy are
+    those of the vector-form solvers, only :meth:`iterate` differs.
 
     Raises ``ValueError`` when a player walk would visit more than :data:`MAX_HISTORIES`
     histories, or the game is not for two players.
     """
 
     def __init__(self, problem: Problem, *, plus: bool, delay: int = 0) -> None:
-        if delay < 0:
-            raise ValueError(f"averaging delay {delay} must not be negative")
         if problem.game.num_players != 2:
             raise ValueError("history-form CFR needs a two-player game")
         n = count_histories(problem)
@@ -353,22 +352,10 @@ class HistoryCFRSolver:
                 f"history-form CFR would walk {n:,} histories per player and iteration "
                 f"(at most {MAX_HISTORIES:,}); use the vector-form solver"
             )
-        self.problem = problem
-        self.plus = bool(plus)
-        self.linear = bool(plus)
-        self.delay = int(delay)
-        self.iterations = 0
-        self.regrets = np.zeros(problem.size)
-        self.avg_sums = np.zeros(problem.size)
-        self._strat = np.zeros(problem.size)
+        super().__init__(problem, plus=plus, linear=plus, delay=delay)
         self._hand_order, self._roots, self._kid, self._strength = _orders(problem)
         depth = problem.tree.max_depth + 2 + problem.game.num_rounds
         self._vals = np.zeros((depth, problem.tree.max_actions))
-
-    @property
-    def algorithm(self) -> Algorithm:
-        """The named variant."""
-        return Algorithm.CFR_PLUS if self.plus else Algorithm.CFR
 
     def iterate(self, iterations: int = 1) -> None:
         """Run ``iterations`` more iterations."""
@@ -397,19 +384,3 @@ class HistoryCFRSolver:
             self.delay,
         )
         self.iterations += int(iterations)
-
-    def current_policy(self) -> np.ndarray:
-        """The current strategy (regret matching of the cumulative regrets)."""
-        out = np.zeros(self.problem.size)
-        K.regret_match(self.problem.ktree, self.problem.kchance, self.regrets, out, -1)
-        return out
-
-    def average_policy(self) -> np.ndarray:
-        """The normalised average strategy (uniform where nothing was accumulated)."""
-        out = np.zeros(self.problem.size)
-        K.regret_match(self.problem.ktree, self.problem.kchance, self.avg_sums, out, -1)
-        return out
-
-    def average_strategy(self) -> Strategy:
-        """The average strategy as a :class:`Strategy`."""
-        return Strategy(self.problem, self.average_policy(), self.iterations, self.algorithm.value)
