@@ -25,6 +25,7 @@ from typing import cast
 from poker.game import Game
 from poker.state import Action
 
+from .eventloop import CAN_POLL, POLLED_READS, busy_read
 from .protocol import NEED_DATA, ClientConnection, MatchEnded, MatchState, StateMessage, _NeedData
 
 log = logging.getLogger("pokerbot.client")
@@ -57,7 +58,8 @@ class _ClientProtocol(asyncio.Protocol):
 
     A plain ``act`` is answered inside ``data_received`` (no task switch per decision); an
     awaitable answer is awaited in a task under the deadline, and lines arriving meanwhile
-    wait in the buffer.
+    wait in the buffer. With a polling budget (``spin_s``), what arrives within it after a
+    read is handled in the same callback (:func:`agent.eventloop.busy_read`).
     """
 
     def __init__(
@@ -67,8 +69,11 @@ class _ClientProtocol(asyncio.Protocol):
         timeout: float | None,
         done: asyncio.Future[None],
         on_hand: Callable[[MatchState, float], None] | None = None,
+        spin_s: float = 0.0,
     ) -> None:
         self.conn = conn
+        self.spin_s = spin_s
+        self.fd = -1  # the socket's descriptor, when polling
         self.on_hand = on_hand
         self.bot = bot
         self.timeout = timeout
@@ -84,9 +89,27 @@ class _ClientProtocol(asyncio.Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.spin_s > 0 and CAN_POLL:
+                self.fd = sock.fileno()
         transport.write(self.conn.initiate())
 
     def data_received(self, data: bytes) -> None:
+        self._received(data)
+        fd = self.fd
+        if fd < 0:
+            return
+        # Lines that come within the budget are handled here, without a trip through the
+        # event loop (a bounded number, so that the loop still runs now and then). End of
+        # file and errors are left to the loop, which finds them on its next read.
+        for _ in range(POLLED_READS):
+            if self.deciding is not None or self.done.done():
+                return
+            more = busy_read(fd, self.spin_s)
+            if not more:
+                return
+            self._received(more)
+
+    def _received(self, data: bytes) -> None:
         try:
             if self.deciding is None:
                 self._process(self.conn.receive_data_event(data))
@@ -197,11 +220,15 @@ async def play_match(
     action_timeout: float | None = 5.0,
     connect_timeout: float = 10.0,
     on_hand: Callable[[MatchState, float], None] | None = None,
+    spin_us: float = 0.0,
 ) -> MatchSummary:
     """Play one match against the dealer at ``host:port``; returns the summary at EOF.
 
     ``on_hand(match_state, chips)`` is called for every finished hand whose result is
-    known (telemetry uses it); it runs inline and must not block.
+    known (telemetry uses it); it runs inline and must not block. After each read the
+    client polls its socket for up to ``spin_us`` microseconds before it sleeps (see
+    :func:`agent.eventloop.busy_read`; ``pokerbot play`` polls by default, 0 never): it
+    holds the event loop meanwhile, so it helps only against a dealer in another process.
 
     Raises :class:`ClientError` if the connection cannot be made or breaks, and
     :class:`agent.protocol.RemoteProtocolError` if the dealer sends a line that is not a
@@ -215,7 +242,7 @@ async def play_match(
     try:
         async with asyncio.timeout(connect_timeout):
             transport, proto = await loop.create_connection(
-                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand), host, port)
+                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, spin_us * 1e-6), host, port)
     except (OSError, TimeoutError) as exc:
         raise ClientError(f"cannot connect to the dealer at {host}:{port}: {exc or 'timed out'}") from None
     try:

@@ -46,6 +46,7 @@ from typing import IO, cast
 
 from poker.game import Game
 
+from .eventloop import CAN_POLL, POLLED_READS, busy_read
 from .protocol import (
     DEALER_MAX_LINE,
     DealerMatch,
@@ -82,6 +83,9 @@ class DealerConfig:
     game_file: str | None = None  # as the user gave it, for the header
     start_timeout: float | None = None  # seconds to wait for every seat to connect
     verbose: bool = False  # TO/FROM lines on stderr, as the reference dealer's default
+    # After a line, poll this long for the next (agent.eventloop.busy_read); worth it only
+    # when the clients are other processes (``pokerbot dealer`` polls by default).
+    spin_us: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class _SeatProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.lost = False  # the dealer no longer writes to it
         self.reading_paused = False
+        self.fd = -1  # the socket's descriptor, when the dealer polls
 
     def connection_made(self, base: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, base)  # a stream transport (uvloop's too)
@@ -119,8 +124,16 @@ class _SeatProtocol(asyncio.Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.dealer._spin_s > 0:
+                self.fd = sock.fileno()
 
     def data_received(self, data: bytes) -> None:
+        self.received(data)
+        if self.dealer._spin_s > 0:
+            self.dealer._poll_awaited()
+
+    def received(self, data: bytes) -> None:
+        """Bytes from the client, whether the event loop or the dealer's polling read them."""
         lines = self.lines
         dealer = self.dealer
         if dealer._awaited == self.seat and lines.empty and lines.is_one_line(data):
@@ -214,6 +227,7 @@ class Dealer:
         self._wait_limit = self._response_s
         self._deadline = 0.0  # when the current wait for a line runs out
         self._timer: asyncio.TimerHandle | None = None
+        self._spin_s = config.spin_us * 1e-6 if CAN_POLL else 0.0
 
     # -- output
 
@@ -466,6 +480,24 @@ class Dealer:
                 self._take_line(s, line, now)
             if match.over:
                 return
+
+    def _poll_awaited(self) -> None:
+        """Read the awaited seat's next line straight away if it comes within the polling
+        budget (:func:`agent.eventloop.busy_read`), a bounded number of times before the
+        event loop runs again. Only the seat the match waits for is read, as the reference
+        dealer reads; end of file and errors are left to the event loop."""
+        seats = self._seats
+        for _ in range(POLLED_READS):
+            s = self._awaited
+            if s is None:
+                return
+            seat = seats[s]
+            if seat is None or seat.fd < 0 or seat.lost or seat.reading_paused or not seat.lines.empty:
+                return
+            data = busy_read(seat.fd, self._spin_s)
+            if not data:
+                return
+            seat.received(data)
 
     def _take_line(self, s: int, line: bytes, now: float | None = None) -> None:
         """One line from seat ``s`` while playing (the seat the match waits for)."""

@@ -35,6 +35,7 @@ from agent.protocol import (
     DealerMatch,
     MatchOver,
     Send,
+    StateMessage,
     TimeLimits,
 )
 from poker.game import load_game
@@ -265,6 +266,75 @@ def test_garbage_and_a_megabyte_line_are_survived() -> None:
     bad = err.count("WARNING: bad state format in response")
     assert bad >= 257 + 3 * 3 - 3  # every piece of the long line and the junk lines
     assert turns > 4
+
+
+def _hostile_thread(port: int, seed: int, out: list) -> None:
+    """A blocking client in its own thread (so that its bytes can arrive while the dealer
+    polls): a megabyte line, then junk before each of its next answers."""
+    conn = ClientConnection(NL2)
+    rng = random.Random(seed)
+    turns = 0
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(conn.initiate())
+        while data := s.recv(65536):
+            conn.receive_data(data)
+            while (event := conn.next_event()) is not NEED_DATA:
+                if not isinstance(event, StateMessage) or not event.my_turn:
+                    continue
+                turns += 1
+                junk = b""
+                if turns == 1:
+                    junk = b"A" * (1 << 20) + b"\n"
+                elif turns <= 6:
+                    junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).replace(b"\n", b"")
+                    junk += b"\r\n" + b"MATCHSTATE:9:9:zz:Zz\r\n"
+                s.sendall(junk + conn.send_action(Action.raise_to(rng.randint(-5, 30000))))
+    out.append(turns)
+
+
+def test_polling_dealer_reads_hostile_bytes_like_the_event_loop(tmp_path: Path, monkeypatch) -> None:
+    """The dealer's polled reads (agent.eventloop.busy_read) go through the same framing
+    and rules as the event loop's: the same warnings and the same log, with or without."""
+    import threading
+
+    import agent.dealer
+
+    polled: list[int] = []
+
+    def counting_read(fd: int, budget: float) -> bytes | None:
+        data = agent.dealer.busy_read.__wrapped__(fd, budget)  # type: ignore[attr-defined]
+        polled.append(len(data or b""))
+        return data
+
+    counting_read.__wrapped__ = agent.dealer.busy_read  # type: ignore[attr-defined]
+    monkeypatch.setattr(agent.dealer, "busy_read", counting_read)
+
+    async def run(spin_us: float) -> tuple:
+        loop = asyncio.get_running_loop()
+        ports: asyncio.Future[list[int]] = loop.create_future()
+        err = io.StringIO()
+        log = tmp_path / f"h{spin_us:g}.log"
+        cfg = _config(hands=12, spin_us=spin_us, log_path=log)
+        dealer = asyncio.ensure_future(run_dealer(cfg, stdout=io.StringIO(), stderr=err, on_ports=ports.set_result))
+        seats = await asyncio.wait_for(asyncio.shield(ports), MATCH_TIMEOUT)
+        turns: list[int] = []
+        thread = threading.Thread(target=_hostile_thread, args=(seats[0], 4, turns), daemon=True)
+        thread.start()
+        other = asyncio.ensure_future(_caller()(seats[1]))
+        result = await asyncio.wait_for(dealer, MATCH_TIMEOUT)
+        await asyncio.wait_for(other, MATCH_TIMEOUT)
+        await asyncio.to_thread(thread.join, MATCH_TIMEOUT)
+        warnings = [ln for ln in err.getvalue().splitlines() if ln.startswith(("WARNING", "ERROR"))]
+        return result, warnings, log.read_text().splitlines()[4:], turns
+
+    runs = []
+    for spin_us in (0.0, 3000.0):
+        result, warnings, log, turns = asyncio.run(run(spin_us))
+        assert result.exit_status == 0 and result.hands_played == 12 and turns[0] > 6
+        assert warnings.count("WARNING: bad state format in response") >= 257 + 5 * 2
+        runs.append((warnings, log))
+    assert runs[0] == runs[1]
+    assert any(polled)  # the second run did read by polling
 
 
 def test_silent_client_times_out_cleanly() -> None:

@@ -103,6 +103,29 @@ def test_match_on_one_cpu(tmp_path):
     assert child.stdout.strip() == f"[{cpu}]", child.stderr
 
 
+@pytest.mark.parametrize("game,bots", [
+    ("holdem.nolimit.2p.reverse_blinds", ("call", "random")),
+    ("holdem.nolimit.3p", ("random", "random", "raise")),
+])
+def test_polling_changes_nothing_but_speed(tmp_path, game, bots):
+    """Dealer and players that poll their sockets (the default, and a long budget) play
+    the very match they play without polling."""
+    logs = []
+    for spin in ("0", "100", "5000"):
+        log = tmp_path / f"spin{spin}.log"
+        out = run_match(game, "--players", *bots, "--hands", "300", "--seed", "11", "--spin-us", spin,
+                        "--json", "--quiet", "--log", str(log))
+        assert out.returncode == 0, out.stderr
+        logs.append([ln for ln in log.read_text().splitlines() if not ln.startswith("#")])
+    assert logs[0] == logs[1] == logs[2] and len(logs[0]) == 301  # 300 STATE lines + SCORE
+
+
+def test_spin_us_is_checked(capsys):
+    assert main(["match", "leduc.limit.2p", "--players", "call", "call", "--hands", "3",
+                 "--spin-us", "-1"]) == 2
+    assert "--spin-us" in capsys.readouterr().err
+
+
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(x) for x in path.read_text().split()] if path.exists() else []

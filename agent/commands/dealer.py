@@ -11,6 +11,7 @@ from .. import eventloop
 from ..cli import UserError
 from ..dealer import DealerConfig, parse_names, run_dealer
 from ..protocol import TimeLimits
+from .play import add_spin_option, spin_us
 
 
 def _ports(values: list[str] | None) -> tuple[int, ...]:
@@ -63,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="average time per hand; the match budget per seat is MS x hands")
     p.add_argument("--start-timeout", type=int, metavar="MS", help="longest wait for every seat to connect")
     p.add_argument("-v", "--verbose", action="store_true", help="TO/FROM lines on stderr")
+    add_spin_option(p)
     p.set_defaults(func=run)
 
 
@@ -94,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         game_file=args.game,
         start_timeout=None if args.start_timeout is None else args.start_timeout / 1000,
         verbose=args.verbose,
+        spin_us=spin_us(args),
     )
     result = eventloop.run(run_dealer(config))
     return result.exit_status

@@ -20,7 +20,7 @@ from poker.log import parse_log
 
 from ..cli import UserError
 from ..progress import Progress
-from .play import add_mqtt_options, mqtt_config
+from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
 from ..results import match_results
 
 
@@ -53,12 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
     add_mqtt_options(p)
+    add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
                    help="run the dealer and every player on these CPUs only, e.g. 0 or 0,1 or 0-3 "
-                        "(Linux). A match is a ping-pong in which one process works at a time, and "
-                        "on virtual machines waking a process on another CPU costs more than the "
-                        "work of a light bot: one CPU is then fastest. Bots that compute in several "
-                        "threads want more.")
+                        "(Linux), to keep matches that run side by side apart")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -151,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
     mqtt_config(args)  # check the broker address before starting anything
+    spin = f"{spin_us(args):g}"
     if args.cpus is not None:
         _pin(args.cpus)  # the dealer and the players inherit it
     log_path: Path = args.log or Path("matches") / f"{game.name}.{args.seed}.log"
@@ -160,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     total = args.hands * passes
 
     dealer_cmd = _cli("dealer", args.game, "--hands", str(args.hands), "--seed", str(args.seed),
-                      "--players", *names, "--log", str(log_path))
+                      "--players", *names, "--log", str(log_path), "--spin-us", spin)
     if args.duplicate:
         dealer_cmd.append("--duplicate")
     err_path = log_path.with_suffix(".dealer.err")
@@ -180,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(f"the dealer did not start: {_tail(err_path)}")
             for seat, (bot, port) in enumerate(zip(args.players, port_line)):
                 cmd = _cli("play", "--host", "127.0.0.1", "--port", port, "--bot", bot,
-                           "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32))
+                           "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32),
+                           "--spin-us", spin)
                 if args.mqtt:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")

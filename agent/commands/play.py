@@ -9,7 +9,9 @@ from poker.game import Game, load_game
 
 from .. import eventloop
 from ..bots import BOTS, make_bot
+from ..cli import UserError
 from ..client import ClientError, MatchSummary, play_match
+from ..eventloop import DEFAULT_SPIN_US
 from ..protocol import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
 
@@ -41,8 +43,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
     p.add_argument("--name", help="the bot's name in telemetry topics (default: the bot's name)")
+    add_spin_option(p)
     add_mqtt_options(p)
     p.set_defaults(func=run)
+
+
+def add_spin_option(p: argparse.ArgumentParser) -> None:
+    """``--spin-us``, shared by ``play``, ``dealer`` and ``match``."""
+    p.add_argument("--spin-us", type=float, default=DEFAULT_SPIN_US, metavar="US",
+                   help="after each read, poll the socket this long before sleeping: the next "
+                        "line of a fast match usually comes sooner than a sleeping process wakes "
+                        f"(default {DEFAULT_SPIN_US:g}; 0: never)")
+
+
+def spin_us(args: argparse.Namespace) -> float:
+    """The checked ``--spin-us``."""
+    if not 0 <= args.spin_us <= 1_000_000:
+        raise UserError(f"--spin-us must be between 0 and 1000000, not {args.spin_us:g}")
+    return float(args.spin_us)
 
 
 def add_mqtt_options(p: argparse.ArgumentParser) -> None:
@@ -72,7 +90,8 @@ def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
 
 async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None) -> MatchSummary:
     if mqtt is None:
-        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout)
+        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
+                                spin_us=args.spin_us)
     async with Telemetry(mqtt, args.name or args.bot) as tel:
 
         def on_hand(ms: MatchState, chips: float) -> None:
@@ -84,12 +103,13 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
             )
 
         return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
-                                on_hand=on_hand)
+                                on_hand=on_hand, spin_us=args.spin_us)
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary."""
     game = load_game(args.game)
+    spin_us(args)
     bot = make_bot(args.bot, args.seed)
     mqtt = mqtt_config(args)
     try:
