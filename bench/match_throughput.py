@@ -5,12 +5,15 @@
    bots. Each is run at two lengths; the steady-state rate is the difference in hands over
    the difference in wall time, which removes process start-up (Python + numba import) from
    the figure. The plain rate of the longer run is printed too. Then the same matches
-   with every process on one CPU (``pokerbot match --cpus``, keys ``*_one_cpu``): on a
-   virtual machine, waking a process on the other CPU costs more than a light bot's work.
+   with every process on one CPU (``pokerbot match --cpus``, keys ``*_one_cpu``), and
+   with ``call`` bots and no process polling its socket before it sleeps (``--spin-us 0``,
+   key ``hands_per_s_call_no_polling``, and the ratio ``polling_speedup_call``).
 2. For reference, the round trip of a short line between two processes over loopback TCP
-   (``loopback_round_trip_us``), with the processes free to run on any CPU and on one
-   CPU: every action of a match costs one such round trip on its critical path, which
-   bounds the hands per second whatever the bots do.
+   (``loopback_round_trip_us``) when the receiver sleeps until the line comes, with the
+   processes free to run on any CPU and on one CPU. Every action of a match has such a
+   round trip on its critical path; polling (:func:`agent.eventloop.busy_read`) avoids
+   the sleep, and so the wake-up, which is what makes a round trip across CPUs slow on a
+   virtual machine.
 3. The client's own time per decision, excluding the bot: the sans-IO client is fed the
    dealer lines of a recorded reference match and answers every owed state with a fixed
    action; we time receive -> parse -> legalize -> format per decision.
@@ -45,13 +48,14 @@ TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
 )
 
 
-def run_match(bot: str, hands: int, workdir: Path, cpus: str | None = None) -> float:
+def run_match(bot: str, hands: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()) -> float:
     """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``)."""
     log = workdir / f"{bot}.{hands}.log"
     cmd = [sys.executable, "-m", "agent", "match", GAME, "--players", bot, bot,
            "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
     if cpus is not None:
         cmd += ["--cpus", cpus]
+    cmd += list(extra)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - t0
@@ -63,10 +67,12 @@ def run_match(bot: str, hands: int, workdir: Path, cpus: str | None = None) -> f
     return elapsed
 
 
-def throughput(bot: str, short: int, long: int, workdir: Path, cpus: str | None = None) -> dict[str, float]:
+def throughput(
+    bot: str, short: int, long: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()
+) -> dict[str, float]:
     """Steady-state and plain hands/s for ``bot`` vs ``bot``."""
-    t_short = run_match(bot, short, workdir, cpus)
-    t_long = run_match(bot, long, workdir, cpus)
+    t_short = run_match(bot, short, workdir, cpus, extra)
+    t_long = run_match(bot, long, workdir, cpus, extra)
     steady = (long - short) / max(t_long - t_short, 1e-9)
     return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
 
@@ -151,6 +157,8 @@ def main() -> None:
         # The same matches with every process on one CPU (pokerbot match --cpus)
         call_1 = throughput("call", short, long, work, one_cpu) if one_cpu else None
         rand_1 = throughput("random", short, long, work, one_cpu) if one_cpu else None
+        # and with no process polling its socket before it sleeps (--spin-us 0)
+        call_0 = throughput("call", short, long, work, None, ("--spin-us", "0"))
     trips = 5_000 if args.quick else 20_000
     rtt = {"any_cpu": round(round_trip_us(trips), 1)}
     if one_cpu is not None:
@@ -164,6 +172,8 @@ def main() -> None:
         "hands_per_s_call_one_cpu": None if call_1 is None else round(call_1["steady"], 1),
         "hands_per_s_random_one_cpu": None if rand_1 is None else round(rand_1["steady"], 1),
         "one_cpu": one_cpu,
+        "hands_per_s_call_no_polling": round(call_0["steady"], 1),
+        "polling_speedup_call": round(call["steady"] / call_0["steady"], 2),
         "startup_s": round(call["startup_s"], 2),
         "loopback_round_trip_us": rtt,
         "client_overhead_us_median": round(statistics.median(overhead), 2),
