@@ -9,11 +9,11 @@
    with ``call`` bots and no process polling its socket before it sleeps (``--spin-us 0``,
    key ``hands_per_s_call_no_polling``, and the ratio ``polling_speedup_call``).
 2. For reference, the round trip of a short line between two processes over loopback TCP
-   (``loopback_round_trip_us``) when the receiver sleeps until the line comes, with the
-   processes free to run on any CPU and on one CPU. Every action of a match has such a
-   round trip on its critical path; polling (:func:`agent.eventloop.busy_read`) avoids
-   the sleep, and so the wake-up, which is what makes a round trip across CPUs slow on a
-   virtual machine.
+   (``loopback_round_trip_us``): ``any_cpu`` and ``one_cpu`` with each receiver sleeping
+   until its line comes, ``any_cpu_polling`` with both polling for the default budget
+   first (:func:`agent.eventloop.busy_read`). Every action of a match has such a round
+   trip on its critical path; polling avoids the sleep, and so the wake-up, which is what
+   makes a round trip across CPUs slow on a virtual machine.
 3. The client's own time per decision, excluding the bot: the sans-IO client is fed the
    dealer lines of a recorded reference match and answers every owed state with a fixed
    action; we time receive -> parse -> legalize -> format per decision.
@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import select
 import socket
 import statistics
 import subprocess
@@ -38,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agent.eventloop import DEFAULT_SPIN_US, busy_read  # noqa: E402
 from agent.protocol import NEED_DATA, ClientConnection, StateMessage  # noqa: E402
 from poker.game import load_game  # noqa: E402
 from poker.state import Action  # noqa: E402
@@ -78,33 +80,51 @@ def throughput(
 
 
 _ECHO = (
-    "import socket, sys\n"
+    "import select, socket, sys\n"
+    "from agent.eventloop import busy_read\n"
     "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
     "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
-    "while d := s.recv(4096):\n"
+    "s.setblocking(False)\n"
+    "budget = float(sys.argv[2]) * 1e-6\n"
+    "while True:\n"
+    "    d = busy_read(s.fileno(), budget)\n"
+    "    if d is None:\n"
+    "        select.select([s], [], [])\n"
+    "        d = s.recv(4096)\n"
+    "    if not d:\n"
+    "        break\n"
     "    s.sendall(d)\n"
 )
 
 
-def round_trip_us(trips: int, cpu: str | None = None) -> float:
+def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> float:
     """Mean microseconds for a 60-byte line to go to an echo process over loopback TCP and
-    back (both processes on CPU ``cpu`` if given)."""
+    back (both processes on CPU ``cpu`` if given); each side polls for ``poll_us`` before it
+    sleeps (:func:`agent.eventloop.busy_read`)."""
     saved = os.sched_getaffinity(0) if cpu is not None else None
     if cpu is not None:
         os.sched_setaffinity(0, {int(cpu)})  # the echo process inherits it
     try:
         with socket.create_server(("127.0.0.1", 0)) as server:
-            echo = subprocess.Popen([sys.executable, "-c", _ECHO, str(server.getsockname()[1])])
+            echo = subprocess.Popen([sys.executable, "-c", _ECHO, str(server.getsockname()[1]), str(poll_us)],
+                                    cwd=ROOT)
             conn, _ = server.accept()
         with conn:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.setblocking(False)
+            fd = conn.fileno()
             line = b"x" * 59 + b"\n"
+            budget = poll_us * 1e-6
 
             def trip() -> None:
                 conn.sendall(line)
                 got = 0
                 while got < len(line):
-                    got += len(conn.recv(4096))
+                    data = busy_read(fd, budget)
+                    if data is None:
+                        select.select([conn], [], [])
+                        data = conn.recv(4096)
+                    got += len(data)
 
             for _ in range(trips // 10):  # warm up
                 trip()
@@ -160,7 +180,10 @@ def main() -> None:
         # and with no process polling its socket before it sleeps (--spin-us 0)
         call_0 = throughput("call", short, long, work, None, ("--spin-us", "0"))
     trips = 5_000 if args.quick else 20_000
-    rtt = {"any_cpu": round(round_trip_us(trips), 1)}
+    rtt = {
+        "any_cpu": round(round_trip_us(trips), 1),
+        "any_cpu_polling": round(round_trip_us(trips, poll_us=DEFAULT_SPIN_US), 1),
+    }
     if one_cpu is not None:
         rtt["one_cpu"] = round(round_trip_us(trips, one_cpu), 1)
     overhead = client_overhead(20_000 if args.quick else 200_000)
