@@ -14,9 +14,10 @@
    first (:func:`agent.eventloop.busy_read`). Every action of a match has such a round
    trip on its critical path; polling avoids the sleep, and so the wake-up, which is what
    makes a round trip across CPUs slow on a virtual machine.
-3. The client's own time per decision, excluding the bot: the sans-IO client is fed the
-   dealer lines of a recorded reference match and answers every owed state with a fixed
-   action; we time receive -> parse -> legalize -> format per decision.
+3. The client's own CPU time per decision, excluding the bot: the sans-IO client is fed
+   the dealer lines of a recorded reference match and answers every owed state with a
+   call; each decision is charged for reading every line since the previous one, then
+   legalizing and formatting its answer.
 
 Prints one JSON object as its last line. ``--quick`` finishes within a minute.
 """
@@ -39,10 +40,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agent.bots import CallBot  # noqa: E402
+from agent.client import measure_decision_overhead  # noqa: E402
 from agent.eventloop import DEFAULT_SPIN_US, busy_read  # noqa: E402
-from agent.protocol import NEED_DATA, ClientConnection, StateMessage  # noqa: E402
 from poker.game import load_game  # noqa: E402
-from poker.state import Action  # noqa: E402
 
 GAME = "holdem.nolimit.2p.reverse_blinds"
 TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
@@ -140,27 +141,15 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> f
 
 
 def client_overhead(decisions: int) -> list[float]:
-    """Microseconds per decision of the sans-IO client, excluding any bot."""
+    """Microseconds per decision of the sans-IO client (:func:`agent.client.measure_decision_overhead`:
+    reading every line since the previous decision, legalizing, formatting; the bot excluded)."""
     game = load_game(GAME)
     lines = [ln[4:].encode() + b"\r\n" for ln in TRANSCRIPT.read_text().splitlines() if ln.startswith("S-> ")]
-    call = Action.call()
+    bot = CallBot()
     samples: list[float] = []
-    clock = time.perf_counter_ns
+    measure_decision_overhead(game, lines, bot)  # warm up
     while len(samples) < decisions:
-        conn = ClientConnection(game)
-        conn.initiate()
-        for data in lines:
-            t0 = clock()
-            conn.receive_data(data)
-            event = conn.next_event()
-            answered = False
-            while event is not NEED_DATA:
-                if isinstance(event, StateMessage) and event.my_turn:
-                    conn.send_action(call)
-                    answered = True
-                event = conn.next_event()
-            if answered:
-                samples.append((clock() - t0) / 1000.0)
+        samples += [c * 1e6 for c in measure_decision_overhead(game, lines, bot)]
     return samples[:decisions]
 
 

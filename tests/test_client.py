@@ -14,6 +14,7 @@ import asyncio
 import io
 import random
 import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from agent.client import (
     play_match,
 )
 from agent.dealer import DealerConfig, run_dealer
-from agent.protocol import RemoteProtocolError, legalize
+from agent.protocol import ClientConnection, RemoteProtocolError, StateMessage, legalize
 from poker.game import load_game, shipped_games
 from poker.state import Action, ActionKind, State
 
@@ -259,16 +260,38 @@ def test_connection_refused_is_a_client_error() -> None:
         asyncio.run(run())
 
 
-def test_decision_overhead_is_small() -> None:
-    """The client's own CPU time per decision (reading the lines since the last decision,
-    legalizing, formatting) on recorded NL hold'em traffic. The target is a median of at
-    most 100 microseconds; the assertion leaves room for slow CI machines."""
+def test_decision_overhead_excludes_the_bot() -> None:
+    """measure_decision_overhead (the benchmark's client figure) charges one cost per
+    decision answered and leaves the bot's own time out: a bot that burns 2 ms of CPU
+    per decision does not show in it. (How small the client's cost is, is measured by
+    bench/match_throughput.py, not asserted here.)"""
     game = load_game("holdem.nolimit.2p.reverse_blinds")
     lines = []
     for seat in (1, 2):
         path = DATA / "transcripts" / f"holdem.nolimit.2p.reverse_blinds.spy_vs_example.seat{seat}.txt"
         lines += [row[4:].encode() + b"\r\n" for row in path.read_text().splitlines() if row.startswith("S-> ")]
-    measure_decision_overhead(game, lines[:200], CallBot())  # warm up (the evaluator's tables)
-    costs = measure_decision_overhead(game, lines, CallBot())
-    assert len(costs) > 1000
-    assert statistics.median(costs) < 300e-6
+    lines = lines[:400]
+
+    class Burner(CallBot):
+        calls = 0
+
+        def act(self, ms):
+            Burner.calls += 1
+            end = time.thread_time() + 0.002
+            while time.thread_time() < end:
+                pass
+            return super().act(ms)
+
+    conn = ClientConnection(game)
+    conn.initiate()
+    owed = 0
+    for line in lines:
+        conn.receive_data(line)
+        while isinstance(event := conn.next_event(), StateMessage):
+            if event.my_turn:
+                owed += 1
+                conn.send_action(Action.call())
+    costs = measure_decision_overhead(game, lines, Burner())
+    assert len(costs) == owed == Burner.calls > 50
+    assert all(c >= 0 for c in costs)
+    assert statistics.median(costs) < 0.001  # the bot's 2 ms are not in it

@@ -20,8 +20,8 @@ from poker.log import parse_log
 
 from ..cli import UserError
 from ..progress import Progress
-from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
 from ..results import match_results
+from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
