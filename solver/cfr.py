@@ -26,7 +26,6 @@ The kernels are in :mod:`solver._kernels`; :class:`CFRSolver` and
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -238,40 +237,18 @@ def solve(
         game, betting, bucket_fn=bucket_fn, bucket_counts=bucket_counts, strength=strength
     )
     solver = make_solver(problem, algo, delay=delay)
-    _warm_up()
-    step = batch or 1
-    start = time.perf_counter()
-    while True:
-        left = None if iterations is None else iterations - solver.iterations
-        if left is not None and left <= 0:
-            break
-        elapsed = time.perf_counter() - start
-        if seconds is not None and elapsed >= seconds:
-            break
-        n = step if left is None else min(step, left)
-        t0 = time.perf_counter()
-        solver.iterate(n)
-        dt = time.perf_counter() - t0
-        if batch is None:  # aim at ~0.1 s per batch, without overshooting a time limit
-            rate = n / max(dt, 1e-9)
-            target = (
-                0.1
-                if seconds is None
-                else min(0.1, max(seconds - (time.perf_counter() - start), 0.0))
-            )
-            step = max(1, int(rate * target))
-        if callback is not None and callback(solver, time.perf_counter() - start):
-            break
+    from .mccfr import train, warm_up  # the one training loop (mccfr builds on this module)
+
+    warm_up(Algorithm(algo).value)
+    res = train(
+        solver,
+        iterations=iterations,
+        seconds=seconds,
+        callback=None if callback is None else (lambda s, r: callback(s, r.seconds)),
+        batch=batch,
+    )
+    if res.interrupted:
+        raise KeyboardInterrupt
     return solver.average_strategy()
 
 
-_warm = False
-
-
-def _warm_up() -> None:
-    """Compile the kernels (or load them from numba's cache) once per process, on Kuhn,
-    so that no timed loop pays for it (the kernels' types do not depend on the game)."""
-    global _warm
-    if not _warm:
-        CFRSolver(make_problem("kuhn.limit.2p")).iterate(1)
-        _warm = True

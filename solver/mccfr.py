@@ -690,12 +690,14 @@ def train(
     seconds: float | None = None,
     callback: Callable[[Any, TrainResult], bool | None] | None = None,
     batch_seconds: float = 0.1,
+    batch: int | None = None,
 ) -> TrainResult:
     """Iterate ``solver`` (any solver with ``iterate(n)``) until ``iterations`` more
     iterations or ``seconds`` of solving, whichever comes first.
 
-    Batches aim at ``batch_seconds`` each; ``callback(solver, result)`` runs after each
-    batch (its time is not counted) and may return True to stop. Ctrl-C ends the loop
+    Batches aim at ``batch_seconds`` each, or are ``batch`` iterations each if given;
+    ``callback(solver, result)`` runs after each batch (its time is not counted) and may
+    return True to stop. Ctrl-C ends the loop
     with ``interrupted`` set instead of raising, so the caller can save the run; the
     tables then hold the interrupted batch only partly counted, so a resumed run is
     statistically, not bit-for-bit, the uninterrupted one.
@@ -706,8 +708,10 @@ def train(
         raise ValueError(f"iterations {iterations} must not be negative")
     if seconds is not None and seconds < 0:
         raise ValueError(f"seconds {seconds} must not be negative")
+    if batch is not None and batch < 1:
+        raise ValueError(f"batch {batch} must be at least 1")
     res = TrainResult()
-    step = 1
+    step = batch or 1
     while True:
         left = None if iterations is None else iterations - res.iterations
         if left is not None and left <= 0:
@@ -726,10 +730,11 @@ def train(
         res.iterations += n
         res.nodes += int(touched or 0)
         res.seconds += dt
-        target = batch_seconds
-        if seconds is not None:
-            target = min(target, max(seconds - res.seconds, 0.0))
-        step = max(1, min(int(n / max(dt, 1e-9) * target), 4 * n))
+        if batch is None:
+            target = batch_seconds
+            if seconds is not None:
+                target = min(target, max(seconds - res.seconds, 0.0))
+            step = max(1, min(int(n / max(dt, 1e-9) * target), 4 * n))
         try:
             if callback is not None and callback(solver, res):
                 res.stopped = True
@@ -740,7 +745,7 @@ def train(
     return res
 
 
-_warm: set[tuple[str, str, int]] = set()
+_warm: set[tuple[str, str, int, str]] = set()
 
 
 def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1, form: str = "vector") -> None:
