@@ -402,14 +402,14 @@ def test_reduced_deck_uses_high_ranks_and_last_suits():
 # ----------------------------------------------------------------- njit kernels
 
 
-@njit
+@njit(cache=True)
 def _index_all_rounds(tables, hands, num_rounds, out):
     for i in range(hands.shape[0]):
         for r in range(num_rounds):
             out[i, r] = index_hand_njit(tables, hands[i], r)
 
 
-@njit
+@njit(cache=True)
 def _unindex_all(tables, indices, rnd, out):
     status = 0
     for i in range(indices.shape[0]):
