@@ -102,7 +102,8 @@ class _ClientProtocol(asyncio.Protocol):
         # event loop (a bounded number, so that the loop still runs now and then). End of
         # file and errors are left to the loop, which finds them on its next read.
         for _ in range(POLLED_READS):
-            if self.deciding is not None or self.done.done():
+            transport = self.transport
+            if self.deciding is not None or self.done.done() or transport is None or transport.is_closing():
                 return
             more = busy_read(fd, self.spin_s)
             if not more:

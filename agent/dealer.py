@@ -492,7 +492,15 @@ class Dealer:
             if s is None:
                 return
             seat = seats[s]
-            if seat is None or seat.fd < 0 or seat.lost or seat.reading_paused or not seat.lines.empty:
+            if (
+                seat is None
+                or seat.fd < 0
+                or seat.lost
+                or seat.reading_paused
+                or not seat.lines.empty
+                or seat.transport is None
+                or seat.transport.is_closing()  # its descriptor may be gone
+            ):
                 return
             data = busy_read(seat.fd, self._spin_s)
             if not data:
