@@ -184,8 +184,9 @@ class Telemetry:
         backoff = 0.1
         warned = False
         while True:
+            client = self._client()
             try:
-                async with self._client() as client:
+                async with client:
                     self._connected.set()
                     if warned:
                         log.warning("telemetry: reconnected to %s:%d", self.config.host, self.config.port)
@@ -205,6 +206,8 @@ class Telemetry:
                 backoff = min(backoff * 2, self.config.max_backoff_s)
                 if self._closing:
                     return
+            finally:
+                _forget_disconnection(client)
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         while True:
@@ -217,3 +220,12 @@ class Telemetry:
                 return
             self._wake.clear()
             await self._wake.wait()
+
+
+def _forget_disconnection(client: aiomqtt.Client) -> None:
+    """aiomqtt keeps an unexpected disconnection as the exception of a private future and
+    does not always read it; asyncio would then print "Future exception was never
+    retrieved" at exit. The loss is already handled here (a warning, reconnection)."""
+    future = getattr(client, "_disconnected", None)
+    if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
+        future.exception()

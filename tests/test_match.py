@@ -246,3 +246,4 @@ def test_broker_dying_mid_match_costs_no_hand(tmp_path):
     assert parse_log(log.read_text()).score is not None
     warnings = "".join((tmp_path / f"d.player{i}.err").read_text() for i in (1, 2))
     assert "unavailable" in warnings  # each bot warned instead of failing
+    assert "never retrieved" not in warnings and "Traceback" not in warnings  # and said no more
