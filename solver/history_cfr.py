@@ -28,6 +28,8 @@ ordinary :class:`solver.cfr.Strategy`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from numba import njit
 
@@ -53,7 +55,7 @@ def count_histories(problem: Problem) -> int:
     return int(sum(int(per_street[s]) * num_deals(game, s) for s in range(game.num_rounds)))
 
 
-def _card_key(deck: tuple[int, ...], cards) -> tuple:
+def _card_key(deck: tuple[int, ...], cards: Iterable[int]) -> tuple[tuple[int, int], ...]:
     """Sort key of a set of deck indices: by rank, then suit, card by card."""
     return tuple(sorted((rank_of(deck[int(i)]), suit_of(deck[int(i)])) for i in cards))
 
