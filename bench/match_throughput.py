@@ -80,22 +80,24 @@ def throughput(
     return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
 
 
-_ECHO = (
-    "import select, socket, sys\n"
-    "from agent.eventloop import busy_read\n"
-    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
-    "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
-    "s.setblocking(False)\n"
-    "budget = float(sys.argv[2]) * 1e-6\n"
-    "while True:\n"
-    "    d = busy_read(s.fileno(), budget)\n"
-    "    if d is None:\n"
-    "        select.select([s], [], [])\n"
-    "        d = s.recv(4096)\n"
-    "    if not d:\n"
-    "        break\n"
-    "    s.sendall(d)\n"
-)
+def _receive(sock: socket.socket, budget_s: float) -> bytes:
+    """What the non-blocking ``sock`` delivers next: polled for ``budget_s`` first
+    (:func:`agent.eventloop.busy_read`), then waited for asleep."""
+    data = busy_read(sock.fileno(), budget_s)
+    if data is None:
+        select.select([sock], [], [])
+        data = sock.recv(4096)
+    return data
+
+
+def echo(port: int, poll_us: float) -> None:
+    """The other end of :func:`round_trip_us` (``--echo PORT POLL_US``): send back what
+    comes, until end of file."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        while data := _receive(sock, poll_us * 1e-6):
+            sock.sendall(data)
 
 
 def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> float:
@@ -107,13 +109,12 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> f
         os.sched_setaffinity(0, {int(cpu)})  # the echo process inherits it
     try:
         with socket.create_server(("127.0.0.1", 0)) as server:
-            echo = subprocess.Popen([sys.executable, "-c", _ECHO, str(server.getsockname()[1]), str(poll_us)],
-                                    cwd=ROOT)
+            port = str(server.getsockname()[1])
+            child = subprocess.Popen([sys.executable, __file__, "--echo", port, str(poll_us)], cwd=ROOT)
             conn, _ = server.accept()
         with conn:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.setblocking(False)
-            fd = conn.fileno()
             line = b"x" * 59 + b"\n"
             budget = poll_us * 1e-6
 
@@ -121,11 +122,7 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> f
                 conn.sendall(line)
                 got = 0
                 while got < len(line):
-                    data = busy_read(fd, budget)
-                    if data is None:
-                        select.select([conn], [], [])
-                        data = conn.recv(4096)
-                    got += len(data)
+                    got += len(_receive(conn, budget))
 
             for _ in range(trips // 10):  # warm up
                 trip()
@@ -133,7 +130,7 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> f
             for _ in range(trips):
                 trip()
             elapsed = time.perf_counter() - t0
-        echo.wait(timeout=10)
+        child.wait(timeout=10)
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
@@ -156,7 +153,11 @@ def client_overhead(decisions: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="finish within a minute")
+    parser.add_argument("--echo", nargs=2, metavar=("PORT", "POLL_US"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.echo:
+        echo(int(args.echo[0]), float(args.echo[1]))
+        return
     short, long = (200, 5000) if args.quick else (1000, 20000)
     one_cpu = str(min(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else None
     with tempfile.TemporaryDirectory() as tmp:

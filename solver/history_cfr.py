@@ -135,7 +135,9 @@ def _walk(
     terms.
 
     Frame d: ``fi[d]`` = node, board state, next child, table offset; ``ff[d]`` = reach of
-    player 0, of player 1, of chance, value so far, chance probability of a child.
+    player 0, of player 1, of chance, value so far, chance probability of a child. (Frames
+    are written out where they are pushed: a helper for it, even inlined, made the walk
+    three times slower.)
     """
     d = 0
     fi[0, 0] = 0
@@ -281,6 +283,8 @@ def _iterations(
     hands = c.hand_cards
     n_h = hand_order.shape[0]
     k = hands.shape[1]
+    n_root = roots.shape[0]
+    pr = 1.0 / n_root
     for it in range(done + 1, done + n_iter + 1):
         if it <= delay:
             weight = 0.0
@@ -290,8 +294,6 @@ def _iterations(
             weight = 1.0
         for player in range(2):
             for root in roots:
-                n_root = roots.shape[0]
-                pr = 1.0 / n_root
                 n0 = 0
                 for i in range(n_h):
                     if bucket[root, hand_order[i]] >= 0:

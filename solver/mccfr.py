@@ -697,10 +697,9 @@ def train(
 
     Batches aim at ``batch_seconds`` each, or are ``batch`` iterations each if given;
     ``callback(solver, result)`` runs after each batch (its time is not counted) and may
-    return True to stop. Ctrl-C ends the loop
-    with ``interrupted`` set instead of raising, so the caller can save the run; the
-    tables then hold the interrupted batch only partly counted, so a resumed run is
-    statistically, not bit-for-bit, the uninterrupted one.
+    return True to stop. Ctrl-C ends the loop with ``interrupted`` set instead of raising,
+    so the caller can save the run; the tables then hold the interrupted batch only partly
+    counted, so a resumed run is statistically, not bit-for-bit, the uninterrupted one.
     """
     if iterations is None and seconds is None:
         raise ValueError("give iterations=N or seconds=T (or both)")
