@@ -3,8 +3,10 @@
 It connects (TCP_NODELAY), sends ``VERSION:2.0.0``, and answers exactly the states in
 which its position is to act, echoing each state as received. The bot's answer is made
 legal before it is sent; a bot that raises, or an ``async`` bot that misses the
-per-action deadline, is answered for with a call (always legal). EOF from the dealer is
-the normal end of the match; a broken connection is a :class:`ClientError`.
+per-action deadline, is answered for with a call (always legal). EOF from the dealer ends
+the match; a broken connection, or a dealer silent for longer than the read timeout, is a
+:class:`ClientError`. Whether the match ended complete is the summary's to say
+(:meth:`MatchSummary.incomplete`): EOF in the middle of a hand is an aborted match.
 
 A decision costs one event-loop wake-up and no task switch: a plain ``act`` is answered
 inside ``data_received``. ``pokerbot play`` runs on uvloop (:mod:`agent.eventloop`).
@@ -16,10 +18,12 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import math
 import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import cast
 
 from poker.game import Game
@@ -32,25 +36,79 @@ log = logging.getLogger("pokerbot.client")
 
 
 class ClientError(Exception):
-    """The connection to the dealer could not be made or broke during the match."""
+    """The connection to the dealer could not be made, broke during the match, or the
+    dealer fell silent. ``summary``: the hands played until then (``None`` if none could be)."""
+
+    def __init__(self, message: str, summary: MatchSummary | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+def format_chips(chips: float) -> str:
+    """Chips with their sign, exactly and never in exponent notation: an integral amount
+    as an integer (``+48985900``), any other as the shortest decimal that reads back as the
+    same float (``-12.5``; split pots give halves, thirds in 3-way pots)."""
+    if chips == 0:
+        return "+0"  # and no "-0"
+    if not math.isfinite(chips):
+        return f"{chips:+}"
+    if chips.is_integer():
+        return f"{int(chips):+d}"
+    text = format(Decimal(repr(chips)), "f")  # repr: the shortest round trip; "f": no exponent
+    return text if text.startswith("-") else "+" + text
+
+
+def _hands(n: int) -> str:
+    return f"{n} hand" if n == 1 else f"{n} hands"
 
 
 @dataclass(frozen=True)
 class MatchSummary:
-    """A client's result: finished hands, chips won over them, and the game's big blind."""
+    """A client's result: finished hands, chips won over them, and the game's big blind.
+
+    ``hands`` counts the finished hands whose result is known; ``unscored_hands`` those
+    whose result is not (a showdown whose cards were not shown). ``unfinished_hand`` is the
+    ACPC number (from 0) of the hand the connection ended in, when it ended in the middle
+    of one (a state of that hand seen, its end not), else ``None``.
+    """
 
     hands: int
     chips: float
     big_blind: int
     fallbacks: int = 0  # decisions answered with the fallback call
+    unscored_hands: int = 0
+    unfinished_hand: int | None = None
 
     @property
     def mbb_per_game(self) -> float:
         """Milli-big-blinds won per hand."""
         return 1000.0 * self.chips / self.big_blind / self.hands if self.hands and self.big_blind else 0.0
 
+    @property
+    def completed_hands(self) -> int:
+        """Every hand that reached its end, scored or not."""
+        return self.hands + self.unscored_hands
+
+    def incomplete(self, expected_hands: int | None = None) -> str | None:
+        """Why the match that ended with this summary did not complete, or ``None`` if it did.
+
+        Incomplete: the connection ended in the middle of a hand, no hand was played at
+        all, or fewer than ``expected_hands`` hands (when known) were completed. Hands in
+        the text are counted from 1, as in "hand 17 (16 hands completed)".
+        """
+        done = self.completed_hands
+        of = f" of {expected_hands}" if expected_hands is not None else ""
+        if self.unfinished_hand is not None:
+            return (f"the dealer closed the connection in hand {self.unfinished_hand + 1}{of} "
+                    f"({_hands(done)} completed)")
+        if expected_hands is not None and done < expected_hands:
+            return f"the dealer closed the connection after {done} of {_hands(expected_hands)}"
+        if done == 0:
+            return "the dealer closed the connection before the first hand"
+        return None
+
     def __str__(self) -> str:
-        return f"hands {self.hands}, chips {self.chips:+g}, {self.mbb_per_game:+.1f} mbb/g"
+        return f"hands {self.hands}, chips {format_chips(self.chips)}, {self.mbb_per_game:+.1f} mbb/g"
 
 
 class _ClientProtocol(asyncio.Protocol):
@@ -60,6 +118,10 @@ class _ClientProtocol(asyncio.Protocol):
     awaitable answer is awaited in a task under the deadline, and lines arriving meanwhile
     wait in the buffer. With a polling budget (``spin_s``), what arrives within it after a
     read is handled in the same callback (:func:`agent.eventloop.busy_read`).
+
+    With a ``read_timeout``, a watchdog ends the match with a :class:`ClientError` when
+    nothing has come from the dealer for that long since the last read or answer (not
+    while an ``async`` answer is being awaited: the dealer then waits for us).
     """
 
     def __init__(
@@ -70,6 +132,7 @@ class _ClientProtocol(asyncio.Protocol):
         done: asyncio.Future[None],
         on_hand: Callable[[MatchState, float], None] | None = None,
         spin_s: float = 0.0,
+        read_timeout: float | None = None,
     ) -> None:
         self.conn = conn
         self.spin_s = spin_s
@@ -81,6 +144,11 @@ class _ClientProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.fallbacks = 0
         self.deciding: asyncio.Task[None] | None = None
+        #: The last state handled: where the match stood when the connection ended.
+        self.last: MatchState | None = None
+        self.read_timeout = read_timeout
+        self.last_io = 0.0  # time.monotonic() of the last read or answer (with a read timeout)
+        self.watchdog: asyncio.TimerHandle | None = None
 
     def connection_made(self, base: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, base)  # a stream transport (uvloop's too)
@@ -92,6 +160,9 @@ class _ClientProtocol(asyncio.Protocol):
             if self.spin_s > 0 and CAN_POLL:
                 self.fd = sock.fileno()
         transport.write(self.conn.initiate())
+        if self.read_timeout is not None:
+            self.last_io = time.monotonic()
+            self.watchdog = asyncio.get_running_loop().call_later(self.read_timeout, self._watch)
 
     def data_received(self, data: bytes) -> None:
         self._received(data)
@@ -111,6 +182,8 @@ class _ClientProtocol(asyncio.Protocol):
             self._received(more)
 
     def _received(self, data: bytes) -> None:
+        if self.read_timeout is not None:
+            self.last_io = time.monotonic()
         try:
             if self.deciding is None:
                 self._process(self.conn.receive_data_event(data))
@@ -138,6 +211,28 @@ class _ClientProtocol(asyncio.Protocol):
         if not self.done.done():  # closed by us after an error, or EOF inside a line
             self.done.set_result(None)
 
+    def _watch(self) -> None:
+        """The read timeout's watchdog: fail the match, or look again when it could expire."""
+        self.watchdog = None
+        timeout = self.read_timeout
+        if self.done.done() or timeout is None:
+            return
+        left = self.last_io + timeout - time.monotonic()
+        if self.deciding is not None:
+            left = timeout  # our turn: the dealer is waiting for us, not we for it
+        elif left <= 0:
+            last = self.last
+            if last is None:
+                where = "before the first state"
+            else:
+                ended = last.state.actor is None
+                done = self.conn.hands + self.conn.unscored_hands
+                where = f"after hand {last.hand_number + 1}" if ended else f"in hand {last.hand_number + 1}"
+                where += f" ({_hands(done)} completed)"
+            self._fail(ClientError(f"no line from the dealer for {timeout:g} s (read timeout) {where}"))
+            return
+        self.watchdog = asyncio.get_running_loop().call_later(left, self._watch)
+
     def _fail(self, exc: BaseException) -> None:
         if not self.done.done():
             self.done.set_exception(exc)
@@ -161,6 +256,7 @@ class _ClientProtocol(asyncio.Protocol):
                 done.set_result(None)
                 return
             current, event = cast(StateMessage, event), None
+            self.last = current.match_state
             if not current.my_turn:
                 if current.value is not None and self.on_hand is not None:
                     self._report(current)
@@ -210,6 +306,8 @@ class _ClientProtocol(asyncio.Protocol):
         assert self.transport is not None
         if not self.transport.is_closing():
             self.transport.write(self.conn.send_action(action))
+            if self.read_timeout is not None:
+                self.last_io = time.monotonic()  # the dealer's next line is due from now
 
 
 async def play_match(
@@ -222,16 +320,23 @@ async def play_match(
     connect_timeout: float = 10.0,
     on_hand: Callable[[MatchState, float], None] | None = None,
     spin_us: float = 0.0,
+    read_timeout: float | None = None,
 ) -> MatchSummary:
     """Play one match against the dealer at ``host:port``; returns the summary at EOF.
+
+    EOF is not proof of a complete match: see :meth:`MatchSummary.incomplete` (the
+    summary records a hand the connection ended in).
 
     ``on_hand(match_state, chips)`` is called for every finished hand whose result is
     known (telemetry uses it); it runs inline and must not block. After each read the
     client polls its socket for up to ``spin_us`` microseconds before it sleeps (see
     :func:`agent.eventloop.busy_read`; ``pokerbot play`` polls by default, 0 never): it
     holds the event loop meanwhile, so it helps only against a dealer in another process.
+    With ``read_timeout`` (seconds), a dealer that sends nothing for that long after the
+    connection, a line or an answer ends the match with a :class:`ClientError`.
 
-    Raises :class:`ClientError` if the connection cannot be made or breaks, and
+    Raises :class:`ClientError` if the connection cannot be made, breaks or times out
+    (with the summary of the hands played until then, once connected), and
     :class:`agent.protocol.RemoteProtocolError` if the dealer sends a line that is not a
     valid state of ``game``.
     """
@@ -240,19 +345,36 @@ async def play_match(
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
     conn = ClientConnection(game)
+    if read_timeout is not None and not read_timeout > 0:
+        raise ValueError(f"the read timeout must be positive, not {read_timeout}")
     try:
         async with asyncio.timeout(connect_timeout):
             transport, proto = await loop.create_connection(
-                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, spin_us * 1e-6), host, port)
+                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, spin_us * 1e-6, read_timeout),
+                host, port)
     except (OSError, TimeoutError) as exc:
         raise ClientError(f"cannot connect to the dealer at {host}:{port}: {exc or 'timed out'}") from None
+
+    def summary() -> MatchSummary:
+        last = proto.last
+        unfinished = None if last is None or last.state.actor is None else last.hand_number
+        return MatchSummary(conn.hands, conn.chips, game.big_blind, proto.fallbacks,
+                            conn.unscored_hands, unfinished)
+
     try:
         await done
+    except ClientError as exc:
+        if exc.summary is None:
+            exc.summary = summary()
+        raise
     finally:
         if proto.deciding is not None:
             proto.deciding.cancel()
+        if proto.watchdog is not None:
+            proto.watchdog.cancel()
+            proto.watchdog = None
         transport.close()
-    return MatchSummary(conn.hands, conn.chips, game.big_blind, proto.fallbacks)
+    return summary()
 
 
 def measure_decision_overhead(game: Game, lines: list[bytes], bot: object) -> list[float]:

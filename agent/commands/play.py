@@ -23,15 +23,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="play a match against an ACPC dealer",
         description=(
             "Connect to an ACPC dealer (protocol 2.0.0), answer every state in which this "
-            "seat is to act, and print a one-line summary when the dealer ends the match. "
-            "Exit 0 at the normal end (EOF), 1 if the connection breaks or the dealer "
-            "sends something that is not a valid state."
+            "seat is to act, and print a one-line summary when the dealer ends the match "
+            "(hands, chips won - exact, never in exponent notation - and mbb/g)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
+            "exit status:\n"
+            "  0  the match completed: the dealer closed the connection between hands, after\n"
+            "     at least one hand (and after N hands or more with --hands N)\n"
+            "  1  it did not: the dealer closed the connection (or aborted) in the middle of a\n"
+            "     hand, before the first hand, or before hand N of --hands N; or the connection\n"
+            "     broke, the dealer sent something that is not a valid state, or it sent nothing\n"
+            "     for --read-timeout seconds. One line on stderr says why; the summary of the\n"
+            "     hands played is still printed when there is one.\n"
+            "  2  bad usage\n"
+            "\n"
             "examples:\n"
             "  pokerbot play --host 127.0.0.1 --port 10822 --bot random --seed 1\n"
-            "  pokerbot play --port 9001 --bot equity --game holdem.limit.2p.reverse_blinds"
+            "  pokerbot play --port 9001 --bot equity --game holdem.limit.2p.reverse_blinds\n"
+            "  pokerbot play --port 9001 --hands 3000 --read-timeout 60"
         ),
     )
     p.add_argument("--host", default="127.0.0.1", help="dealer address (default 127.0.0.1)")
@@ -42,10 +52,37 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
+    p.add_argument("--hands", type=_positive_int, metavar="N",
+                   help="the number of hands the dealer is to play: fewer completed is an incomplete "
+                        "match, exit 1 (default: unknown; only a connection ending mid-hand is)")
+    p.add_argument("--read-timeout", type=_positive_float, metavar="SECONDS",
+                   help="give up, exit 1, when nothing comes from the dealer for this long after "
+                        "the connection, its last line or our last answer; the dealer starts when "
+                        "every seat has connected (default: wait forever)")
     p.add_argument("--name", help="the bot's name in telemetry topics (default: the bot's name)")
     add_spin_option(p)
     add_mqtt_options(p)
     p.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def add_spin_option(p: argparse.ArgumentParser) -> None:
@@ -91,7 +128,7 @@ def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
 async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None) -> MatchSummary:
     if mqtt is None:
         return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
-                                spin_us=args.spin_us)
+                                spin_us=args.spin_us, read_timeout=args.read_timeout)
     async with Telemetry(mqtt, args.name or args.bot) as tel:
 
         def on_hand(ms: MatchState, chips: float) -> None:
@@ -103,11 +140,11 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
             )
 
         return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
-                                on_hand=on_hand, spin_us=args.spin_us)
+                                on_hand=on_hand, spin_us=args.spin_us, read_timeout=args.read_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the match; print the summary."""
+    """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
     game = load_game(args.game)
     spin_us(args)
     bot = make_bot(args.bot, args.seed)
@@ -116,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
         summary = eventloop.run(_play(args, game, bot, mqtt))
     except (ClientError, ProtocolError) as exc:
         print(f"pokerbot play: error: {exc}", file=sys.stderr)
+        partial = getattr(exc, "summary", None)
+        if partial is not None:
+            print(partial)
         return 1
+    why = summary.incomplete(args.hands)
+    if why is not None:
+        print(f"pokerbot play: error: {why}", file=sys.stderr)
     print(summary)
-    return 0
+    return 0 if why is None else 1
