@@ -52,9 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numba
 import numpy as np
 
+from solver.algorithms import make_training_solver, warm_up
 from solver.best_response import exploitability
-from solver.mccfr import make_training_solver, train, warm_up
 from solver.problem import Problem, make_problem
+from solver.training import train
 
 GAMES = {
     "leduc": ("leduc.limit.2p", None),

@@ -41,8 +41,8 @@ import numpy as np
 from poker.game import Game
 
 from . import _kernels as K
-from .cfr import Strategy
 from .problem import Buffers, Problem, as_game
+from .strategy import Strategy
 
 __all__ = [
     "Result",

@@ -23,7 +23,7 @@ one walk per deal instead of one per public state: use it for small games (Kuhn,
 as a reference for the vector-form kernels.
 
 Tables share the :class:`solver.problem.Problem` layout, so the average strategy is an
-ordinary :class:`solver.cfr.Strategy`.
+ordinary :class:`solver.strategy.Strategy`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from poker.cards import rank_of, suit_of
 
 from . import _kernels as K
 from ._kernels import CHANCE, DECISION, FOLD, KTree
-from .cfr import _CFRSolverBase
 from .chance import num_deals
 from .problem import Problem
+from .vector_cfr import VectorCFRSolver
 
 __all__ = ["MAX_HISTORIES", "HistoryCFRSolver", "count_histories"]
 
@@ -338,7 +338,7 @@ def _clash(hands: np.ndarray, h0: int, h1: int, k: int) -> bool:
     return False
 
 
-class HistoryCFRSolver(_CFRSolverBase):
+class HistoryCFRSolver(VectorCFRSolver):
     """CFR (``plus=False``: uniform averaging) or CFR+ (``plus=True``: regret-matching+,
     linear averaging) in history form; the tables, policies and average strategy are
     those of the vector-form solvers, only :meth:`iterate` differs.

@@ -49,7 +49,7 @@ import numpy as np
 from poker._atomic import atomic_write_bytes
 from poker.game import parse_game
 
-from .cfr import Strategy
+from .strategy import Strategy
 from .problem import Problem, make_problem
 
 if TYPE_CHECKING:

@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from . import _sampling_kernels as SK
-from .mccfr import Averaging, SampledCFRSolver, make_config
 from .problem import Problem
+from .sampled import Averaging, SampledCFRSolver, make_config
 
 __all__ = [
     "PAPER_GAME1",

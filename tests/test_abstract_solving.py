@@ -32,17 +32,13 @@ from solver.best_response import (
     best_response_value,
     exploitability,
 )
-from solver.cfr import CFRPlusSolver, CFRSolver, Strategy
+from solver.algorithms import make_training_solver
+from solver.cfr import CFRPlusSolver, CFRSolver
 from solver.chance import build_chance
-from solver.mccfr import (
-    CheckpointError,
-    ExternalSamplingSolver,
-    load_checkpoint,
-    make_training_solver,
-    restore_checkpoint,
-    save_checkpoint,
-)
+from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.mccfr import ExternalSamplingSolver
 from solver.problem import make_problem
+from solver.strategy import Strategy
 from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads
 
 from ._solver_twins import TWO_CARD_LEDUC, HNode, build_history_tree, random_policy

@@ -9,8 +9,8 @@ import pytest
 
 from poker.cards import rank_of
 from solver.best_response import best_response_value, exploitability, profile_value
-from solver.cfr import Strategy
 from solver.problem import make_problem
+from solver.strategy import Strategy
 
 from ._solver_twins import (
     TWO_CARD_LEDUC,

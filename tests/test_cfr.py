@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from solver.algorithms import make_solver, solve
 from solver.best_response import exploitability
-from solver.cfr import CFRPlusSolver, CFRSolver, Strategy, make_solver, solve
+from solver.cfr import CFRPlusSolver, CFRSolver
 from solver.problem import make_problem
+from solver.strategy import Strategy
 from solver.strategy_io import (
     StrategyFileError,
     dumps,

@@ -9,21 +9,16 @@ import numpy as np
 import pytest
 
 from solver import _sampling_kernels as SK
+from solver.algorithms import make_training_solver
 from solver.best_response import exploitability
-from solver.cfr import CFRPlusSolver, Strategy
-from solver.mccfr import (
-    CheckpointError,
-    ExternalSamplingSolver,
-    OutcomeSamplingSolver,
-    load_checkpoint,
-    make_training_solver,
-    restore_checkpoint,
-    save_checkpoint,
-    seed_streams,
-    train,
-)
+from solver.cfr import CFRPlusSolver
+from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
 from solver.problem import make_problem
+from solver.sampled import seed_streams
+from solver.strategy import Strategy
 from solver.tcfr import TargetedCFRSolver
+from solver.training import train
 
 from ._solver_twins import TWO_CARD_LEDUC
 

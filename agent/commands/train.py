@@ -18,21 +18,13 @@ from solver.best_response import (
     abstract_and_real_exploitability,
     abstract_exploitability,
 )
-from solver.cfr import FORMS
+from solver.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
 from solver.chance import lossless_bucket_counts
-from solver.mccfr import (
-    ALGORITHMS,
-    SampledCFRSolver,
-    TrainResult,
-    load_checkpoint,
-    make_training_solver,
-    restore_checkpoint,
-    save_checkpoint,
-    train,
-    warm_up,
-)
+from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.problem import make_problem
+from solver.sampled import SampledCFRSolver
 from solver.strategy_io import cards_record, save_strategy
+from solver.training import TrainResult, train
 from solver.tree import table_offsets
 
 from ..cli import UserError

@@ -1,0 +1,163 @@
+"""The one place that maps an algorithm's name to its solver.
+
+:func:`make_solver` picks CFR or CFR+ (:mod:`solver.cfr`) in vector or history form
+(:mod:`solver.history_cfr`); :func:`make_training_solver` any of :data:`ALGORITHMS`,
+adding external and outcome sampling (:mod:`solver.mccfr`) and Targeted CFR
+(:mod:`solver.tcfr`); :func:`warm_up` compiles the kernels of one by name, and
+:func:`solve` runs CFR or CFR+ on a game with the training loop of
+:mod:`solver.training`. The algorithm modules import none of this, so the solver's
+imports form a tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from abstraction.betting import BettingAbstraction
+from poker.game import Game
+
+from .cfr import CFRPlusSolver, CFRSolver
+from .chance import BucketFn, StrengthFn
+from .history_cfr import HistoryCFRSolver
+from .mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
+from .problem import Problem, make_problem
+from .strategy import Strategy
+from .tcfr import TargetedCFRSolver
+from .training import train
+from .vector_cfr import Algorithm, VectorCFRSolver
+
+__all__ = [
+    "ALGORITHMS",
+    "FORMS",
+    "Callback",
+    "make_solver",
+    "make_training_solver",
+    "solve",
+    "warm_up",
+]
+
+
+#: Forms of the CFR solvers: "vector" (:mod:`solver.cfr`) or "history"
+#: (:mod:`solver.history_cfr`).
+FORMS = ("vector", "history")
+
+
+def make_solver(
+    problem: Problem,
+    algo: Algorithm | str = Algorithm.CFR_PLUS,
+    *,
+    delay: int = 0,
+    form: str = "vector",
+) -> VectorCFRSolver:
+    """The solver for ``algo`` ('cfr' or 'cfr+') in ``form`` ('vector', the fast one, or
+    'history', which repeats OpenSpiel's floating-point operations; small games only)."""
+    algo = Algorithm(algo)
+    if form not in FORMS:
+        raise ValueError(f"form {form!r} is not one of {', '.join(FORMS)}")
+    if form == "history":
+        return HistoryCFRSolver(problem, plus=algo is Algorithm.CFR_PLUS, delay=delay)
+    if algo is Algorithm.CFR_PLUS:
+        return CFRPlusSolver(problem, delay=delay)
+    return CFRSolver(problem, delay=delay)
+
+
+#: ``callback(solver, elapsed_seconds)`` after each batch; return True to stop early.
+Callback = Callable[[VectorCFRSolver, float], "bool | None"]
+
+
+def solve(
+    game: Game | str | Path,
+    algo: Algorithm | str = Algorithm.CFR_PLUS,
+    *,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    betting: BettingAbstraction | str | None = None,
+    delay: int = 0,
+    callback: Callback | None = None,
+    batch: int | None = None,
+    bucket_fn: BucketFn | None = None,
+    bucket_counts: Sequence[int] | None = None,
+    strength: StrengthFn | None = None,
+) -> Strategy:
+    """Solve ``game`` with CFR or CFR+ and return the average strategy.
+
+    Stop after ``iterations`` iterations, or after ``seconds`` of solving (time spent
+    building the tree and compiling kernels is not counted), whichever comes first
+    (at least one must be given). ``betting`` is required for no-limit games. Iterations
+    run in batches of ``batch`` (default: about 0.1 s each) and ``callback(solver,
+    elapsed)`` is called after each; returning True stops.
+
+    >>> solve("kuhn.limit.2p", "cfr+", iterations=10).iterations
+    10
+    """
+    if iterations is None and seconds is None:
+        raise ValueError("give iterations=N or seconds=T (or both)")
+    if iterations is not None and iterations < 0:
+        raise ValueError(f"iterations {iterations} must not be negative")
+    if seconds is not None and seconds < 0:
+        raise ValueError(f"seconds {seconds} must not be negative")
+    problem = make_problem(
+        game, betting, bucket_fn=bucket_fn, bucket_counts=bucket_counts, strength=strength
+    )
+    solver = make_solver(problem, algo, delay=delay)
+    warm_up(Algorithm(algo).value)
+    res = train(
+        solver,
+        iterations=iterations,
+        seconds=seconds,
+        callback=None if callback is None else (lambda s, r: callback(s, r.seconds)),
+        batch=batch,
+    )
+    if res.interrupted:
+        raise KeyboardInterrupt
+    return solver.average_strategy()
+
+
+#: The algorithms :func:`make_training_solver` builds, by name.
+ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
+
+
+def make_training_solver(problem: Problem, algorithm: str, **options: Any) -> Any:
+    """The solver of ``algorithm`` ('cfr', 'cfr+', 'es', 'os' or 'tcfr') over ``problem``.
+
+    ``options`` go to its constructor: ``seed``, ``threads``, ``dtype``, ``averaging`` for
+    the sampled schemes, ``epsilon`` for 'os', ``targeting``, ``importance``,
+    ``close_threshold``, ``pure`` for 'tcfr', ``delay`` for 'cfr'/'cfr+'. An option the
+    algorithm does not take is an error.
+    """
+    if algorithm in ("cfr", "cfr+"):
+        return make_solver(problem, algorithm, **options)
+    if algorithm == "es":
+        return ExternalSamplingSolver(problem, **options)
+    if algorithm == "os":
+        return OutcomeSamplingSolver(problem, **options)
+    if algorithm == "tcfr":
+        return TargetedCFRSolver(problem, **options)
+    raise ValueError(f"algorithm {algorithm!r} is not one of {', '.join(ALGORITHMS)}")
+
+
+_warm: set[tuple[str, str, int, str]] = set()
+
+
+def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1, form: str = "vector") -> None:
+    """Compile (or load from numba's cache) the kernels ``algorithm`` runs, on Kuhn, so no
+    timed loop pays for it (the kernels' types do not depend on the game). For 'tcfr'
+    that is both kernel variants: its options decide which one runs; ``form`` is that of
+    'cfr'/'cfr+'."""
+    key = (algorithm, dtype, threads, form)
+    if key in _warm:
+        return
+    problem = make_problem("kuhn.limit.2p")
+    if algorithm in ("cfr", "cfr+"):
+        make_training_solver(problem, algorithm, form=form).iterate(1)
+    else:
+        variants: list[dict[str, Any]] = [{}]
+        if algorithm == "tcfr":
+            variants.append({"importance": True})
+        for options in variants:
+            s = make_training_solver(problem, algorithm, dtype=dtype, threads=threads, **options)
+            s.iterate(2 * threads)
+            s.average_policy()
+    _warm.add(key)
