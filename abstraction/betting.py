@@ -38,7 +38,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["BettingAbstraction", "BettingSpecError", "StreetBets", "parse_betting"]
+__all__ = [
+    "ALL_IN",
+    "BettingAbstraction",
+    "BettingSpecError",
+    "StreetBets",
+    "parse_betting",
+    "pot_after_call",
+    "size_to_raise_to",
+]
 
 
 class BettingSpecError(ValueError):
@@ -111,6 +119,39 @@ class BettingAbstraction:
             s += f"|snap={_fmt(self.snap)}"
         return s
 
+    def raise_items(
+        self,
+        round_: int,
+        raises_this_street: int,
+        spent: Sequence[int],
+        actor: int,
+        min_raise_to: int,
+        max_raise_to: int,
+    ) -> list[tuple[int, float]]:
+        """Abstract raise-to amounts with the size that made each: ``(raise_to, size)``,
+        ascending by raise-to and distinct, all in ``[min_raise_to, max_raise_to]``.
+
+        ``size`` is the pot fraction of the smallest item giving that raise-to, or
+        :data:`ALL_IN` where the raise-to is the whole stack (the ``a`` item, or a pot
+        fraction clamped or snapped to all-in). The legal range comes from the game
+        state; this only picks sizes inside it.
+        """
+        st = self.street(round_)
+        if st.cap is not None and raises_this_street >= st.cap:
+            return []
+        opening = raises_this_street == 0
+        fracs = st.first if opening else st.later
+        all_in = st.all_in_first if opening else st.all_in_later
+        out: dict[int, float] = {}
+        for f in fracs:  # ascending: the first fraction to reach a raise-to labels it
+            to = size_to_raise_to(f, spent, actor, min_raise_to, max_raise_to, self.snap)
+            out.setdefault(to, f)
+        if all_in:
+            out[max_raise_to] = ALL_IN
+        if max_raise_to in out:
+            out[max_raise_to] = ALL_IN
+        return sorted(out.items())
+
     def raise_tos(
         self,
         round_: int,
@@ -120,28 +161,46 @@ class BettingAbstraction:
         min_raise_to: int,
         max_raise_to: int,
     ) -> list[int]:
-        """Abstract raise-to amounts, ascending and distinct, all in ``[min_raise_to, max_raise_to]``.
+        """Abstract raise-to amounts, ascending and distinct, all in ``[min_raise_to, max_raise_to]``
+        (the raise-tos of :meth:`raise_items`)."""
+        items = self.raise_items(round_, raises_this_street, spent, actor, min_raise_to, max_raise_to)
+        return [to for to, _ in items]
 
-        The legal range comes from the game state; this only picks sizes inside it.
-        """
-        st = self.street(round_)
-        if st.cap is not None and raises_this_street >= st.cap:
-            return []
-        opening = raises_this_street == 0
-        fracs = st.first if opening else st.later
-        all_in = st.all_in_first if opening else st.all_in_later
-        max_spent = max(spent)
-        pot_after_call = sum(spent) + (max_spent - spent[actor])
-        out: set[int] = set()
-        for f in fracs:
-            to = max_spent + math.floor(f * pot_after_call + 0.5)
-            to = min(max(to, min_raise_to), max_raise_to)
-            if self.snap and to >= (1.0 - self.snap) * max_raise_to:
-                to = max_raise_to
-            out.add(to)
-        if all_in:
-            out.add(max_raise_to)
-        return sorted(out)
+
+#: The ``size`` of an all-in raise in :meth:`BettingAbstraction.raise_items`.
+ALL_IN = -1.0
+
+
+def pot_after_call(spent: Sequence[int], actor: int) -> int:
+    """The pot once ``actor`` has called the largest bet: what pot fractions are of."""
+    max_spent = max(spent)
+    return sum(spent) + (max_spent - spent[actor])
+
+
+def size_to_raise_to(
+    size: float,
+    spent: Sequence[int],
+    actor: int,
+    min_raise_to: int,
+    max_raise_to: int,
+    snap: float = 0.0,
+) -> int:
+    """The raise-to of a bet of ``size`` pots (or :data:`ALL_IN`) by ``actor`` facing
+    ``spent``: ``max(spent) + round(size * pot after calling)``, clamped into the legal
+    range ``[min_raise_to, max_raise_to]``; with ``snap`` a raise-to of at least
+    ``(1 - snap) * max_raise_to`` becomes all-in. The same rule builds the abstract tree
+    and sizes a real raise from the real pot (:mod:`abstraction.translation`).
+
+    >>> size_to_raise_to(1.0, (2, 1), 1, 4, 200)  # pot raise facing the big blind
+    6
+    """
+    if size == ALL_IN:
+        return max_raise_to
+    to = max(spent) + math.floor(size * pot_after_call(spent, actor) + 0.5)
+    to = min(max(to, min_raise_to), max_raise_to)
+    if snap and to >= (1.0 - snap) * max_raise_to:
+        to = max_raise_to
+    return to
 
 
 _ITEM = re.compile(r"^(?:(?P<frac>\d+(?:\.\d*)?|\.\d+)p|(?P<allin>a)|cap(?P<cap>\d+))$")

@@ -15,7 +15,10 @@ integer arithmetic only. Node kinds:
 
 ``action``/``amount`` label the edge into a node (``action`` is -1 for the root and for
 the first node of a new street, else 0 fold, 1 call, 2 raise with ``amount`` the
-raise-to). ``spent`` holds the chips each player has put in at the node.
+raise-to). ``size`` labels a no-limit raise edge with the bet size that made it: its pot
+fraction, or ``ALL_IN`` (-1) for a raise of the whole stack (NaN on every other edge and in
+limit games): a translated player sizes its real raise from it and the real pot.
+``spent`` holds the chips each player has put in at the node.
 
 Legality comes from :class:`poker.state.State`: the builder only *chooses* among the
 actions the state allows (limit games: all of them; no-limit games: the sizes of a
@@ -24,6 +27,7 @@ actions the state allows (limit games: all of them; no-limit games: the sizes of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,6 +71,7 @@ class Tree:
     action: np.ndarray  # int8[n]
     amount: np.ndarray  # int32[n]
     max_depth: int
+    size: np.ndarray | None = None  # float32[n]: pot fraction / ALL_IN of a raise edge, else NaN
 
     @property
     def n_nodes(self) -> int:
@@ -191,9 +196,12 @@ def build_tree(game: Game, betting: BettingAbstraction | str | None = None) -> T
     spent: list[tuple[int, int]] = []
     action: list[int] = []
     amount: list[int] = []
+    size: list[float] = []
     depth: list[int] = []
 
-    def add(k: int, p: int, s: int, par: int, sp: tuple[int, ...], a: int, amt: int) -> int:
+    def add(
+        k: int, p: int, s: int, par: int, sp: tuple[int, ...], a: int, amt: int, sz: float = math.nan
+    ) -> int:
         kind.append(k)
         player.append(p)
         street.append(s)
@@ -203,6 +211,7 @@ def build_tree(game: Game, betting: BettingAbstraction | str | None = None) -> T
         spent.append((sp[0], sp[1]))
         action.append(a)
         amount.append(amt)
+        size.append(sz)
         depth.append(depth[par] + 1 if par >= 0 else 0)
         return len(kind) - 1
 
@@ -231,35 +240,35 @@ def build_tree(game: Game, betting: BettingAbstraction | str | None = None) -> T
             continue
         # Decision node.
         s = street[node]
-        moves: list[tuple[Action, int, int]] = []
+        moves: list[tuple[Action, int, int, float]] = []
         if state.can_fold():
-            moves.append((Action.fold(), _ACT_FOLD, 0))
-        moves.append((Action.call(), _ACT_CALL, 0))
+            moves.append((Action.fold(), _ACT_FOLD, 0, math.nan))
+        moves.append((Action.call(), _ACT_CALL, 0, math.nan))
         lo, hi = state.min_raise_to, state.max_raise_to
         if lo is not None and hi is not None:
             if abst is None:  # limit: the one raise the state allows
-                tos = [lo]
+                items = [(lo, math.nan)]
             else:
                 p = state.actor
                 assert p is not None
-                tos = abst.raise_tos(s, state.num_raises_in_round, state.spent, p, lo, hi)
-            moves += [(Action.raise_to(to), _ACT_RAISE, to) for to in tos]
+                items = abst.raise_items(s, state.num_raises_in_round, state.spent, p, lo, hi)
+            moves += [(Action.raise_to(to), _ACT_RAISE, to, sz) for to, sz in items]
         first = len(kind)
         pending: list[tuple[int, State]] = []
-        for act, code, to in moves:
+        for act, code, to, sz in moves:
             nxt = state.apply(act)  # the state checks legality
             if nxt.actor is None and sum(nxt.folded) == 1:
                 folder = nxt.folded.index(True)
-                c = add(FOLD, folder, s, node, nxt.spent, code, to)
+                c = add(FOLD, folder, s, node, nxt.spent, code, to, sz)
             elif nxt.actor is None:
-                c = add(CHANCE if s < last else SHOWDOWN, -1, s, node, nxt.spent, code, to)
+                c = add(CHANCE if s < last else SHOWDOWN, -1, s, node, nxt.spent, code, to, sz)
                 if s < last:
                     pending.append((c, nxt))
             elif nxt.round > s:
-                c = add(CHANCE, -1, s, node, nxt.spent, code, to)
+                c = add(CHANCE, -1, s, node, nxt.spent, code, to, sz)
                 pending.append((c, nxt))
             else:
-                c = add(DECISION, nxt.actor, s, node, nxt.spent, code, to)
+                c = add(DECISION, nxt.actor, s, node, nxt.spent, code, to, sz)
                 pending.append((c, nxt))
         child[node], n_child[node] = first, len(moves)
         stack.extend(reversed(pending))
@@ -277,6 +286,7 @@ def build_tree(game: Game, betting: BettingAbstraction | str | None = None) -> T
         action=np.asarray(action, dtype=np.int8),
         amount=np.asarray(amount, dtype=np.int32),
         max_depth=int(max(depth)),
+        size=np.asarray(size, dtype=np.float32),
     )
     return tree
 
