@@ -35,11 +35,18 @@ street; clustering per street; history pair maps; metadata). Each stage writes i
 atomically and then records itself, with a hash of everything it depends on, in
 ``cache/stages.json``; a rerun skips stages whose record matches, so an interrupted build
 restarts at the stage it was in. Tables are ``.npy`` files (memory-mappable); ``meta.json``
-(game, parameters, seeds, per-street figures, content hash) is written last.
+(game, parameters, seeds, per-street figures, content hash, model hash) is written last.
+
+**The model** (:meth:`CardAbstraction.model`) is what computes a bucket from the cards:
+a small JSON/msgpack-able dict (game, parameters, per-street figures) plus the centroid
+and pair-map arrays, identified by :attr:`CardAbstraction.model_hash`. A strategy file can
+embed it; :meth:`CardAbstraction.from_model` rebuilds the abstraction from it alone and
+uses a table directory only if that directory was built from the same model.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -68,6 +75,8 @@ from .kmeans import kmeans, nearest
 
 __all__ = [
     "FORMAT_VERSION",
+    "MODEL_FORMAT",
+    "MODEL_KIND",
     "AbstractionParams",
     "BuildPlan",
     "BuildReport",
@@ -86,6 +95,15 @@ STAGES_FILE = "stages.json"
 _METRICS = {"emd": F.METRIC_CDF, "moments": F.METRIC_MOMENTS}
 _GIB = float(1 << 30)
 _SERIAL_BELOW = 16  # on-the-fly batches up to this size run on the calling thread only
+MODEL_FORMAT = 1  # version of the model dict (CardAbstraction.model)
+MODEL_KIND = "pokerbot card abstraction model"
+_MODEL_KEYS = ("format", "kind", "game", "params", "scale", "streets")
+_MODEL_OPTIONAL = ("model_hash", "content_hash")  # accepted by from_model, not hashed
+_STREET_KEYS = (
+    "street", "name", "kind", "grouping", "table_grouping", "canonical_hands", "table_hands", "buckets",
+    "own_buckets",
+)
+_MEMO_MAX = 1 << 14  # own-street buckets remembered per canonical hand (single-hand path)
 
 # Stage progress: ``progress(stage, done, total)``; the CLI draws one bar per stage.
 ProgressFn = Callable[[str, float, float], None]
@@ -793,6 +811,8 @@ class _Builder:
             "content_hash": "sha256:" + h.hexdigest(),
             "build": {"seconds": round(seconds, 3), "peak_gib": round(peak, 3), "stages": self.report},
         }
+        m = _model_from_dir(self.out, meta)
+        meta["model_hash"] = _model_hash(m.meta, m.arrays)
         _atomic_write_json(self._o(META_FILE), meta)
 
 
@@ -834,76 +854,473 @@ def build_abstraction(
     return _Builder(g, plan, out, progress).build()
 
 
+# ------------------------------------------------------------------ the model
+
+
+class _Model(NamedTuple):
+    """A validated model: its canonical dict and arrays, and what computing buckets needs."""
+
+    game: Game
+    params: AbstractionParams
+    meta: dict[str, Any]  # canonical model dict (see CardAbstraction.model)
+    arrays: dict[str, np.ndarray]  # canonical arrays, read-only
+    centroids: list[np.ndarray | None]  # per street, float32 (None: lossless)
+    pairs: list[np.ndarray | None]  # per street, int32 (None: street 0 or no history)
+
+
+_PARAM_TYPES: dict[str, type] = {
+    "history": bool, "seed": int, "bins": int, "metric": str, "history_weight": float, "max_iter": int,
+    "tol": float, "sample_size": int,
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _model_params(d: Any, where: str) -> AbstractionParams:
+    """Parameters from a model's ``params``, every field present and of its type."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{where}: params is a {type(d).__name__}, not a mapping")
+    fields = ("buckets", *_PARAM_TYPES)
+    unknown = sorted(str(k) for k in d if k not in fields)
+    missing = [k for k in fields if k not in d]
+    if unknown or missing:
+        what = f"unknown parameter {unknown[0]!r}" if unknown else f"parameter {missing[0]!r} is missing"
+        raise ValueError(f"{where}: {what}")
+    b = d["buckets"]
+    if not isinstance(b, (list, tuple)) or not all(_is_int(x) for x in b):
+        raise ValueError(f"{where}: parameter 'buckets' is not a list of integers")
+    out: dict[str, Any] = {"buckets": tuple(int(x) for x in b)}
+    for k, t in _PARAM_TYPES.items():
+        v = d[k]
+        if t is bool:
+            ok = isinstance(v, (bool, np.bool_))
+        elif t is int:
+            ok = _is_int(v)
+        elif t is float:
+            ok = (_is_int(v) or isinstance(v, (float, np.floating))) and bool(np.isfinite(float(v)))
+        else:
+            ok = isinstance(v, str)
+        if not ok:
+            raise ValueError(f"{where}: parameter {k!r} = {v!r} is not a {t.__name__}")
+        out[k] = t(v)
+    return AbstractionParams(**out)
+
+
+def _plain(v: Any) -> Any:
+    """``v`` as plain JSON values (tuples as lists, numpy scalars as Python ones)."""
+    return json.loads(json.dumps(v, default=lambda x: x.item() if isinstance(x, np.generic) else str(x)))
+
+
+def _pair_dtype(buckets: int) -> np.dtype:
+    """Canonical (smallest) dtype of a pair map whose values are below ``buckets``."""
+    return np.dtype(np.uint8 if buckets <= 0x100 else "<u2" if buckets <= 0x10000 else "<i4")
+
+
+def _check_model(meta: Any, arrays: Any, where: str = "model") -> _Model:
+    """Validate a model (dict and arrays) and put it in canonical form.
+
+    The dict must be exactly what :meth:`CardAbstraction.model` makes (plus, optionally,
+    ``model_hash`` and ``content_hash``): its per-street figures must be those the game and
+    parameters give, and the arrays exactly those the streets need, of the right shapes.
+    Raises ``ValueError`` (one line, starting with ``where``) on anything else.
+    """
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where}: the model is a {type(meta).__name__}, not a mapping")
+    if meta.get("kind") != MODEL_KIND:
+        raise ValueError(f"{where}: kind {meta.get('kind')!r} is not {MODEL_KIND!r}")
+    if meta.get("format") != MODEL_FORMAT or isinstance(meta.get("format"), bool):
+        raise ValueError(f"{where}: model format {meta.get('format')!r}; this version reads {MODEL_FORMAT}")
+    unknown = sorted(str(k) for k in meta if k not in _MODEL_KEYS and k not in _MODEL_OPTIONAL)
+    missing = [k for k in _MODEL_KEYS if k not in meta]
+    if unknown:
+        raise ValueError(f"{where}: unknown field {unknown[0]!r}")
+    if missing:
+        raise ValueError(f"{where}: field {missing[0]!r} is missing")
+    for k in _MODEL_OPTIONAL:
+        if k in meta and not (meta[k] is None or isinstance(meta[k], str)):
+            raise ValueError(f"{where}: field {k!r} is a {type(meta[k]).__name__}, not a text")
+    g = meta["game"]
+    if not isinstance(g, dict) or not isinstance(g.get("definition"), str) or not isinstance(g.get("name", ""), str):
+        raise ValueError(f"{where}: game must be a mapping with a 'definition' text and a 'name'")
+    if sorted(g) != ["definition", "name"]:
+        raise ValueError(f"{where}: game must have exactly the fields 'name' and 'definition'")
+    try:
+        game = parse_game(g["definition"], source=f"{where} game", name=g["name"])
+        params = _model_params(meta["params"], where)
+        plan = plan_build(game, params)
+    except ValueError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    space = F.CardSpace.from_game(game)
+    if not _is_int(meta["scale"]) or int(meta["scale"]) != space.scale:
+        raise ValueError(f"{where}: scale {meta['scale']!r}, but the game's river E[HS] scale is {space.scale}")
+    streets = meta["streets"]
+    if not isinstance(streets, (list, tuple)) or len(streets) != space.num_streets:
+        n = len(streets) if isinstance(streets, (list, tuple)) else "no list of"
+        raise ValueError(f"{where}: {n} streets, the game has {space.num_streets}")
+    canon_streets: list[dict[str, Any]] = []
+    for s, (st, sp_) in enumerate(zip(streets, plan.streets)):
+        label = f"street {s} ({sp_.name})"
+        if not isinstance(st, dict):
+            raise ValueError(f"{where}: {label} is not a mapping")
+        extra = sorted(str(k) for k in st if k not in _STREET_KEYS)
+        if extra:
+            raise ValueError(f"{where}: {label} has unknown field {extra[0]!r}")
+        want = {**sp_.to_json(), "table_grouping": space.grouping(s)}
+        for k in _STREET_KEYS:
+            if k not in st:
+                raise ValueError(f"{where}: {label} has no {k!r}")
+            if _plain(st[k]) != want[k] or isinstance(st[k], bool):
+                raise ValueError(f"{where}: {label} has {k} {st[k]!r}, but the game and parameters give {want[k]!r}")
+        canon_streets.append({k: want[k] for k in _STREET_KEYS})
+    if not isinstance(arrays, dict):
+        raise ValueError(f"{where}: the arrays are a {type(arrays).__name__}, not a mapping")
+    need: list[str] = []
+    for s, sp_ in enumerate(plan.streets):
+        if sp_.kind != "lossless":
+            need.append(f"centroids{s}")
+        if params.history and s > 0:
+            need.append(f"pairs{s}")
+    extra_arrays = sorted(str(k) for k in arrays if k not in need)
+    if extra_arrays:
+        raise ValueError(f"{where}: unexpected array {extra_arrays[0]!r} (this model has {', '.join(need) or 'none'})")
+    for name in need:
+        if name not in arrays:
+            raise ValueError(f"{where}: array {name!r} is missing")
+    canon: dict[str, np.ndarray] = {}
+    centroids: list[np.ndarray | None] = [None] * space.num_streets
+    pairs: list[np.ndarray | None] = [None] * space.num_streets
+    for s, sp_ in enumerate(plan.streets):
+        label = f"street {s} ({sp_.name})"
+        if sp_.kind != "lossless":
+            name = f"centroids{s}"
+            a = np.asarray(arrays[name])
+            metric = F.METRIC_EHS if sp_.kind == "ehs" else _METRICS[sp_.kind]
+            shape = (sp_.own_buckets, F.feature_dims(metric, params.bins))
+            if a.dtype.kind != "f":
+                raise ValueError(f"{where}: {name} has dtype {a.dtype}, not floats")
+            if a.shape != shape:
+                raise ValueError(
+                    f"{where}: {name} has shape {a.shape}; {label} has {shape[0]} own buckets of "
+                    f"{shape[1]} feature dims"
+                )
+            c = np.ascontiguousarray(a, dtype="<f4")
+            if not np.isfinite(c).all():
+                raise ValueError(f"{where}: {name} holds values that are not finite")
+            c.setflags(write=False)
+            canon[name] = centroids[s] = c
+        if params.history and s > 0:
+            name = f"pairs{s}"
+            a = np.asarray(arrays[name])
+            shape = (plan.streets[s - 1].buckets, sp_.own_buckets)
+            if a.dtype.kind not in "iu":
+                raise ValueError(f"{where}: {name} has dtype {a.dtype}, not integers")
+            if a.shape != shape:
+                raise ValueError(
+                    f"{where}: {name} has shape {a.shape}; {label} pairs {shape[0]} previous buckets "
+                    f"with {shape[1]} own buckets"
+                )
+            if a.size and (int(a.min()) < 0 or int(a.max()) >= sp_.buckets):
+                raise ValueError(f"{where}: {name} holds buckets outside 0..{sp_.buckets - 1}")
+            pm = np.ascontiguousarray(a, dtype=_pair_dtype(sp_.buckets))
+            pm.setflags(write=False)
+            canon[name] = pm
+            pairs[s] = pm.astype(np.int32)
+    canon_meta: dict[str, Any] = {
+        "format": MODEL_FORMAT,
+        "kind": MODEL_KIND,
+        "game": {"name": game.name, "definition": game.to_text()},
+        "params": params.to_json(),
+        "scale": space.scale,
+        "streets": canon_streets,
+    }
+    return _Model(game, params, canon_meta, canon, centroids, pairs)
+
+
+def _model_hash(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """``sha256:...`` over a canonical model: sorted-key compact JSON of the dict, then per
+    array (by name) a JSON header ``[name, dtype, shape]`` and its C-order little-endian
+    bytes, each part preceded by its length (8 bytes, little-endian)."""
+    h = hashlib.sha256()
+
+    def part(b: bytes) -> None:
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+
+    part(json.dumps(meta, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode())
+    for name in sorted(arrays):
+        a = arrays[name]
+        le = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        part(json.dumps([name, le.dtype.str, list(le.shape)], separators=(",", ":")).encode())
+        part(le.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def _model_from_dir(directory: Path, meta: dict[str, Any]) -> _Model:
+    """The model of a built directory (its ``meta.json`` as ``meta``; centroids and pair maps
+    read from its files). Raises ``ValueError`` on inconsistent metadata, ``OSError`` on
+    unreadable files."""
+    where = str(directory)
+    try:
+        streets = meta["streets"]
+        candidate = {
+            "format": MODEL_FORMAT,
+            "kind": MODEL_KIND,
+            "game": {"name": meta["game"]["name"], "definition": meta["game"]["definition"]},
+            "params": meta["params"],
+            "scale": meta["scale"],
+            "streets": [{k: st[k] for k in _STREET_KEYS if k in st} for st in streets],
+        }
+        arrays: dict[str, np.ndarray] = {}
+        for s, st in enumerate(streets):
+            files = st["files"]
+            for key in ("centroids", "pairs"):
+                if key in files:
+                    arrays[f"{key}{s}"] = _load(directory / files[key], mmap=False)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{directory / META_FILE}: field {exc} is missing or malformed") from None
+    return _check_model(candidate, arrays, where)
+
+
+
 # ------------------------------------------------------------------ the abstraction
 
 
-class CardAbstraction:
-    """A built card abstraction: per street a bucket count and a function cards -> bucket.
+def _read_meta(d: Path) -> dict[str, Any]:
+    """``d/meta.json`` of a finished abstraction; ``ValueError`` (one line) otherwise."""
+    try:
+        meta = json.loads((d / META_FILE).read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{d}: no {META_FILE}: not a card abstraction, or its build did not finish") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{d / META_FILE}: unreadable ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        raise ValueError(f"{d / META_FILE}: format {fmt!r}, this version reads {FORMAT_VERSION}")
+    return meta
 
-    Load with :meth:`load`. :meth:`bucket` / :meth:`bucket_batch` compute buckets from the
-    cards alone (features and stored centroids and pair maps); :meth:`lookup` /
-    :meth:`lookup_batch` use the stored per-street tables (the cache) and give the same
-    answers. Hands are ACPC cards, hole cards first, then the board in the order it was
-    dealt (the order matters only with history-carrying buckets).
+
+def _files_hash(d: Path, meta: dict[str, Any]) -> str:
+    """The content hash of directory ``d``'s files as they are now (``meta``: its metadata)."""
+    h = hashlib.sha256()
+    game = parse_game(meta["game"]["definition"], source=str(d / META_FILE), name=meta["game"]["name"])
+    params = AbstractionParams.from_json(meta["params"])
+    h.update(json.dumps([FORMAT_VERSION, game.to_text(), params.to_json()], sort_keys=True).encode())
+    for st in meta["streets"]:
+        for name in sorted(st["files"].values()):
+            h.update(name.encode())
+            with open(d / name, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 24), b""):
+                    h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+class CardAbstraction:
+    """A card abstraction: per street a bucket count and a function cards -> bucket.
+
+    Open a built directory with :meth:`load`, or rebuild one from its model alone with
+    :meth:`from_model`. :meth:`bucket` / :meth:`bucket_batch` compute buckets from the
+    cards alone (features and the model's centroids and pair maps); :meth:`lookup` /
+    :meth:`lookup_batch` use the per-street tables (the cache) when tables are attached
+    and compute from the cards otherwise, with the same answers. Hands are ACPC cards,
+    hole cards first, then the board in the order it was dealt (the order matters only
+    with history-carrying buckets).
+
+    ``directory`` is the directory whose tables are in use (None for a model without
+    tables); ``tables_used`` says whether tables are attached and ``tables_note`` why not.
     """
 
+    directory: Path | None
+    meta: dict[str, Any]  # meta.json of the directory in use, else the model dict
+    tables_note: str
+
     def __init__(self, directory: Path, meta: dict[str, Any], *, mmap: bool = True) -> None:
-        self.directory = Path(directory)
-        self.meta = meta
-        self.game: Game = parse_game(
-            meta["game"]["definition"], source=str(self.directory / META_FILE), name=meta["game"]["name"]
-        )
-        self.params = AbstractionParams.from_json(meta["params"])
+        d = Path(directory)
+        self._set_model(_model_from_dir(d, meta))
+        self._use_tables(d, meta, mmap)
+
+    def _set_model(self, m: _Model) -> None:
+        self.game: Game = m.game
+        self.params: AbstractionParams = m.params
         self.space = F.CardSpace.from_game(self.game)
-        self._streets: list[dict[str, Any]] = meta["streets"]
-        files = [st["files"] for st in self._streets]
-        self._tables = [_load(self.directory / f["table"], mmap) for f in files]
-        self._centroids = [
-            _load(self.directory / f["centroids"], mmap=False) if "centroids" in f else None for f in files
-        ]
-        self._pairs = [
-            _load(self.directory / f["pairs"], mmap=False).astype(np.int32) if "pairs" in f else None for f in files
-        ]
+        self._model = m
+        self._model_hash: str | None = None
+        self._streets: list[dict[str, Any]] = m.meta["streets"]
+        self._centroids = m.centroids
+        self._pairs = m.pairs
+        self._memo: dict[tuple[int, int], int] = {}
+        self._tables: list[np.ndarray] | None = None
+        self._dir_meta: dict[str, Any] | None = None
+        self._content_hash: str | None = None
+        self.directory = None
+        self.meta = copy.deepcopy(m.meta)
+        self.tables_note = "no tables given"
+
+    def _use_tables(self, d: Path, meta: dict[str, Any], mmap: bool) -> None:
+        """Attach directory ``d``'s tables (``meta`` its metadata), already known to match."""
+        try:
+            tables = [_load(d / st["files"]["table"], mmap) for st in meta["streets"]]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{d / META_FILE}: field {exc} is missing or malformed") from None
+        for s, t in enumerate(tables):
+            n = self._streets[s]["table_hands"]
+            if t.shape != (n,) or t.dtype.kind not in "iu":
+                raise ValueError(f"{d}: street {s}'s table has shape {t.shape} and dtype {t.dtype}, not ({n},) integers")
+        self._tables = tables
+        self._dir_meta = meta
+        self._content_hash = str(meta["content_hash"])
+        self.directory = d
+        self.meta = meta
+        self.tables_note = ""
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], *, mmap: bool = True, verify: bool = False) -> CardAbstraction:
         """Open a built abstraction; ``verify`` re-hashes the files against the metadata.
 
-        Raises ``ValueError`` if the directory holds no finished abstraction, an
-        unknown format, or (with ``verify``) files that do not match their hash.
+        A directory built before model hashes were recorded gets its :attr:`model_hash`
+        from its files, like any other. Raises ``ValueError`` if the directory holds no
+        finished abstraction, an unknown format, or (with ``verify``) files that do not
+        match their content hash or model hash.
         """
         d = Path(directory)
-        try:
-            meta = json.loads((d / META_FILE).read_text())
-        except FileNotFoundError:
-            raise ValueError(f"{d}: no {META_FILE}: not a card abstraction, or its build did not finish") from None
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{d / META_FILE}: unreadable ({exc})") from None
-        if meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{d / META_FILE}: format {meta.get('format')!r}, this version reads {FORMAT_VERSION}")
+        meta = _read_meta(d)
         ab = cls(d, meta, mmap=mmap)
         if verify and ab.compute_hash() != meta["content_hash"]:
             raise ValueError(f"{d}: files do not match the content hash in {META_FILE}")
+        if verify and "model_hash" in meta and meta["model_hash"] != ab.model_hash:
+            raise ValueError(f"{d}: files do not match the model hash in {META_FILE}")
         return ab
 
+    @classmethod
+    def from_model(
+        cls,
+        meta: dict[str, Any],
+        arrays: dict[str, np.ndarray],
+        tables: str | os.PathLike[str] | None = None,
+        *,
+        mmap: bool = True,
+        verify: bool = False,
+    ) -> CardAbstraction:
+        """The abstraction a model computes (``meta, arrays`` as :meth:`model` returns them).
+
+        It buckets from the cards alone; :meth:`lookup` / :meth:`lookup_batch` compute from
+        the cards too unless tables are attached. ``tables``: a built directory whose tables
+        are attached (:meth:`attach_tables`) only if its model hash equals this model's;
+        otherwise they are ignored without error, ``tables_used`` is False and
+        ``tables_note`` says why. ``meta`` may also carry ``model_hash`` (checked against
+        the contents) and ``content_hash`` (the build it came from, reported by
+        :attr:`content_hash` while no tables are attached); neither is part of the model.
+
+        Raises ``ValueError`` (one line) on an unknown format, a missing, unexpected or
+        misshapen array, bucket counts that do not match the centroids or pair maps, or
+        figures the game and parameters do not give.
+        """
+        ab = cls.__new__(cls)
+        ab._set_model(_check_model(meta, arrays))
+        recorded = meta.get("model_hash")
+        if recorded is not None and recorded != ab.model_hash:
+            raise ValueError(f"model: its contents hash to {ab.model_hash}, not to its recorded {recorded}")
+        if meta.get("content_hash") is not None:
+            ab._content_hash = str(meta["content_hash"])
+        if tables is not None:
+            ab.attach_tables(tables, mmap=mmap, verify=verify)
+        return ab
+
+    def attach_tables(self, directory: str | os.PathLike[str], *, mmap: bool = True, verify: bool = False) -> bool:
+        """Use ``directory``'s tables for lookups if it was built from this model.
+
+        The directory's model hash is computed from its files (and must equal the one its
+        ``meta.json`` records, if any) and compared with :attr:`model_hash`. Returns True
+        if the tables are now in use. Otherwise nothing changes but ``tables_note``, which
+        says why (no abstraction there, model hash differs, ...); no exception is raised.
+        ``verify`` also re-hashes the directory's files against its content hash.
+        """
+        d = Path(directory)
+        try:
+            meta = _read_meta(d)
+        except ValueError as exc:
+            return self._refuse(str(exc))
+        recorded = meta.get("model_hash")
+        if recorded is not None and recorded != self.model_hash:
+            return self._refuse(f"model hash differs ({d} has {str(recorded)[:19]})")
+        try:
+            other = _model_from_dir(d, meta)
+        except (ValueError, OSError) as exc:
+            return self._refuse(f"{d}: unreadable model ({str(exc).splitlines()[0] if str(exc) else exc!r})")
+        h = _model_hash(other.meta, other.arrays)
+        if recorded is not None and recorded != h:
+            return self._refuse(f"{d}: files do not match the model hash in {META_FILE}")
+        if h != self.model_hash:
+            return self._refuse(f"model hash differs ({d} has {h[:19]})")
+        if verify:
+            try:
+                ok = _files_hash(d, meta) == meta.get("content_hash")
+            except (OSError, KeyError, TypeError):
+                ok = False
+            if not ok:
+                return self._refuse(f"{d}: files do not match the content hash in {META_FILE}")
+        try:
+            self._use_tables(d, meta, mmap)
+        except (ValueError, OSError) as exc:
+            return self._refuse(f"{d}: unreadable tables ({str(exc).splitlines()[0] if str(exc) else exc!r})")
+        return True
+
+    def _refuse(self, why: str) -> bool:
+        self.tables_note = why
+        return False
+
     def compute_hash(self) -> str:
-        """The content hash of the files as they are now (see :attr:`content_hash`)."""
-        h = hashlib.sha256()
-        h.update(json.dumps([FORMAT_VERSION, self.game.to_text(), self.params.to_json()], sort_keys=True).encode())
-        for st in self._streets:
-            for name in sorted(st["files"].values()):
-                h.update(name.encode())
-                with open(self.directory / name, "rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 24), b""):
-                        h.update(block)
-        return "sha256:" + h.hexdigest()
+        """The content hash of the directory's files as they are now (see :attr:`content_hash`).
+
+        Raises ``ValueError`` without a directory (a model alone has no files to hash).
+        """
+        if self.directory is None or self._dir_meta is None:
+            raise ValueError("no table directory: a model alone has no content hash (compare model_hash)")
+        return _files_hash(self.directory, self._dir_meta)
+
+    # -- the model
+
+    def model(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The model: what computes a bucket from the cards, without tables or directories.
+
+        Returns ``(meta, arrays)``. ``meta`` is a JSON/msgpack-able dict: ``format``
+        (:data:`MODEL_FORMAT`), ``kind`` (:data:`MODEL_KIND`), ``game`` (name and
+        definition text), ``params``, ``scale`` and per street ``street``, ``name``,
+        ``kind``, ``grouping``, ``table_grouping``, ``buckets``, ``own_buckets``,
+        ``canonical_hands``, ``table_hands``. ``arrays``: ``centroids{s}`` (``float32[own
+        buckets, dims]``, clustered streets) and ``pairs{s}`` (``[previous buckets, own
+        buckets]``, the smallest unsigned dtype that holds the street's buckets; history
+        streets after the first), read-only, little-endian. :meth:`from_model` is the inverse.
+        """
+        return copy.deepcopy(self._model.meta), dict(self._model.arrays)
+
+    @property
+    def model_hash(self) -> str:
+        """``sha256:...`` of the model (:meth:`model`): sorted-key JSON of its dict, then each
+        array's name, dtype, shape and little-endian bytes. Same on every machine."""
+        if self._model_hash is None:
+            self._model_hash = _model_hash(self._model.meta, self._model.arrays)
+        return self._model_hash
+
+    @property
+    def tables_used(self) -> bool:
+        """True if lookups read tables (else they compute from the cards, same answers)."""
+        return self._tables is not None
 
     # -- description
 
     @property
     def content_hash(self) -> str:
-        """``sha256:...`` of the game, the parameters and every file the function reads."""
-        return str(self.meta["content_hash"])
+        """``sha256:...`` of the game, the parameters and every file of the build in use.
+
+        Without tables: the ``content_hash`` the model was given with, if any; else raises
+        ``ValueError`` (a model alone is identified by :attr:`model_hash`).
+        """
+        if self._content_hash is None:
+            raise ValueError("no content hash: a model without tables is identified by its model hash")
+        return self._content_hash
 
     @property
     def num_streets(self) -> int:
@@ -936,9 +1353,12 @@ class CardAbstraction:
         """Own-street bucket of every canonical hand of ``street`` (indexed by :meth:`indexer`).
 
         Without history this is the street's bucket; with history, combine through
-        :meth:`pair_map`.
+        :meth:`pair_map`. Raises ``ValueError`` if no tables are attached.
         """
-        return self._tables[self._street(street)]
+        s = self._street(street)
+        if self._tables is None:
+            raise ValueError(f"no tables attached ({self.tables_note}); bucket_batch computes from the cards")
+        return self._tables[s]
 
     def pair_map(self, street: int) -> np.ndarray | None:
         """History: ``pairs[previous history bucket, own bucket]`` -> bucket (None on street 0)."""
@@ -998,7 +1418,36 @@ class CardAbstraction:
         labels = nearest(x, centroids)
         return labels if inverse is None else labels[inverse.ravel()]
 
+    def _own_memo(self, hands: np.ndarray, s: int) -> np.ndarray:
+        """Own-street buckets of a few hands from the cards, remembered per canonical hand.
+
+        An own-street bucket depends on the hand's suit-isomorphism class only, so a player
+        that asks again (another decision on the street, or the next street of a history
+        chain) gets it without computing the features again.
+        """
+        if self._streets[s]["kind"] == "lossless":
+            return self._own_cards(hands, s)
+        keys = self.space.indexer(s).index_batch(hands).tolist()
+        memo = self._memo
+        out = np.empty(len(keys), np.int32)
+        todo: list[int] = []
+        for i, k in enumerate(keys):
+            v = memo.get((s, k))
+            if v is None:
+                todo.append(i)
+            else:
+                out[i] = v
+        if todo:
+            got = self._own_cards(np.ascontiguousarray(hands[todo]), s).tolist()
+            if len(memo) + len(todo) > _MEMO_MAX:
+                memo.clear()
+            for i, v in zip(todo, got):
+                out[i] = v
+                memo[(s, keys[i])] = v
+        return out
+
     def _own_table(self, hands: np.ndarray, s: int) -> np.ndarray:
+        assert self._tables is not None
         return self._tables[s][self.space.indexer(s).index_batch(hands)].astype(np.int32)
 
     def _chain(self, hands: np.ndarray, s: int, own: Callable[[np.ndarray, int], np.ndarray]) -> np.ndarray:
@@ -1024,20 +1473,33 @@ class CardAbstraction:
         a street's.
         """
         arr, s = self._hands(hands, street)
+        return self._computed(arr, s, dedupe)
+
+    def _computed(self, arr: np.ndarray, s: int, dedupe: bool) -> np.ndarray:
         if arr.shape[0] > _SERIAL_BELOW:
             return self._chain(arr, s, lambda h, t: self._own_cards(h, t, dedupe or t < s))
-        # a few hands: stay on this thread. Waking numba's other threads costs nothing on
-        # an idle machine but up to a scheduler time slice (tens of ms) on a busy one
+        # a few hands (a player acting): own-street buckets are remembered per canonical
+        # hand, and the work stays on this thread. Waking numba's other threads costs
+        # nothing on an idle machine but up to a scheduler time slice (tens of ms) on a
+        # busy one
+        own: Callable[[np.ndarray, int], np.ndarray] = (
+            lambda h, t: self._own_memo(h, t) if dedupe or t < s else self._own_cards(h, t, False)
+        )
         threads = numba.get_num_threads()
+        if threads == 1:
+            return self._chain(arr, s, own)
         numba.set_num_threads(1)
         try:
-            return self._chain(arr, s, lambda h, t: self._own_cards(h, t, dedupe or t < s))
+            return self._chain(arr, s, own)
         finally:
             numba.set_num_threads(threads)
 
     def lookup_batch(self, hands: np.ndarray, street: int | None = None) -> np.ndarray:
-        """Buckets of many hands from the stored tables, ``int32[n]`` (same as :meth:`bucket_batch`)."""
+        """Buckets of many hands from the tables, ``int32[n]`` (same as :meth:`bucket_batch`);
+        computed from the cards when no tables are attached."""
         arr, s = self._hands(hands, street)
+        if self._tables is None:
+            return self._computed(arr, s, True)
         return self._chain(arr, s, self._own_table)
 
     def bucket(self, hole: Sequence[int] | np.ndarray, board: Sequence[int] | np.ndarray = (),
@@ -1047,9 +1509,10 @@ class CardAbstraction:
 
     def lookup(self, hole: Sequence[int] | np.ndarray, board: Sequence[int] | np.ndarray = (),
                street: int | None = None) -> int:
-        """Bucket of one hand from the tables."""
+        """Bucket of one hand from the tables (from the cards when no tables are attached)."""
         return int(self.lookup_batch(np.array([list(hole) + list(board)], np.int64), street)[0])
 
     def __repr__(self) -> str:
         b = "/".join(str(st["buckets"]) for st in self._streets)
-        return f"CardAbstraction({self.game.name or '?'}, buckets {b}{', history' if self.history else ''})"
+        where = f", tables {self.directory}" if self._tables is not None else ", no tables"
+        return f"CardAbstraction({self.game.name or '?'}, buckets {b}{', history' if self.history else ''}{where})"
