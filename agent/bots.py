@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from poker.cards import deck_cards
+from poker.game import Game
 from poker.state import Action, State
 
 from .protocol import MatchState
@@ -185,6 +186,31 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 
 class UnknownBotError(ValueError):
     """A bot name that is not in the registry."""
+
+
+#: Prefix of a player spec that plays a strategy file: ``strategy:FILE``.
+STRATEGY_PREFIX = "strategy:"
+
+
+def make_player(
+    spec: str,
+    game: Game,
+    seed: int | None = None,
+    *,
+    purify: float = 0.0,
+    tables: str | None = None,
+) -> Bot:
+    """A bot by registry name, or the blueprint player of ``strategy:FILE`` for ``game``
+    (raises :class:`UnknownBotError`, or :class:`solver.strategy_io.StrategyFileError`
+    for a file that cannot be played in ``game``)."""
+    if spec.startswith(STRATEGY_PREFIX):
+        from .strategy_player import load_player  # loads the solver only when asked
+
+        path = spec[len(STRATEGY_PREFIX):]
+        if not path:
+            raise UnknownBotError("strategy: needs a file, as in strategy:FILE")
+        return load_player(path, game, seed=seed or 0, purify=purify, tables=tables)
+    return make_bot(spec, seed)
 
 
 def make_bot(name: str, seed: int | None = None) -> Bot:

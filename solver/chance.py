@@ -41,7 +41,7 @@ BucketFn = Callable[[int, tuple[int, ...], tuple[int, ...]], int]
 BucketBatchFn = Callable[[int, np.ndarray], np.ndarray]
 StrengthFn = Callable[[Sequence[int]], int]
 
-__all__ = ["BucketBatchFn", "BucketFn", "Chance", "build_chance"]
+__all__ = ["BucketBatchFn", "BucketFn", "Chance", "build_chance", "lossless_bucket"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,53 @@ def lossless_bucket_counts(game: Game) -> tuple[int, ...]:
         seen += nb
         out.append(boards * comb(d - seen, k))
     return tuple(out)
+
+
+def _lex_rank(chosen: Sequence[int], m: int) -> int:
+    """Rank of the sorted ``chosen`` positions among all subsets of ``range(m)`` of that
+    size, in the lexicographic order of :func:`itertools.combinations`."""
+    k = len(chosen)
+    rank, prev = 0, -1
+    for i, c in enumerate(chosen):
+        for j in range(prev + 1, c):
+            rank += comb(m - 1 - j, k - 1 - i)
+        prev = c
+    return rank
+
+
+def lossless_bucket(game: Game, street: int, hole: Sequence[int], board: Sequence[int]) -> int:
+    """The lossless bucket of ``hole`` (ACPC cards) on ``board`` (the board cards dealt
+    through ``street``, in dealing order), computed from the cards: the number
+    :func:`build_chance` gives that (board state, hand) pair, without enumerating.
+
+    Board states of a street are numbered parent by parent, each street's new cards in
+    the lexicographic order of the deck indices left; a hand's bucket is its board
+    state's number times the hands that miss the board, plus its lexicographic rank
+    among them.
+    """
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    where = {c: i for i, c in enumerate(deck)}
+    try:
+        h_idx = sorted(where[c] for c in hole)
+        b_idx = [where[c] for c in board]
+    except KeyError as exc:
+        raise ValueError(f"card {exc.args[0]} is not in {game.name or 'the game'}'s deck") from None
+    n = len(deck)
+    k = game.num_hole_cards
+    if len(h_idx) != k or len(set(h_idx) | set(b_idx)) != k + len(b_idx):
+        raise ValueError("hole and board cards must be distinct, with the game's hole-card count")
+    if len(b_idx) != sum(game.num_board_cards[: street + 1]):
+        raise ValueError(f"street {street} has {sum(game.num_board_cards[: street + 1])} board cards")
+    state, used, pos = 0, [], 0
+    for s in range(street + 1):
+        nb = game.num_board_cards[s]
+        rest = [x for x in range(n) if x not in used]
+        new = sorted(rest.index(x) for x in b_idx[pos : pos + nb])
+        state = state * comb(len(rest), nb) + _lex_rank(new, len(rest))
+        used += b_idx[pos : pos + nb]
+        pos += nb
+    rest = [x for x in range(n) if x not in used]
+    return state * comb(len(rest), k) + _lex_rank([rest.index(x) for x in h_idx], len(rest))
 
 
 def _default_strength() -> StrengthFn:

@@ -1,63 +1,86 @@
-"""Reading and writing solver strategies (the average strategy of a CFR run).
+"""Strategy files: a trained strategy with everything needed to play it, in one file.
 
-A strategy file is one msgpack map (never pickle), written atomically::
+Format version 3 (written here) is laid out for large files: a fixed preamble, a small
+msgpack header, then raw little-endian arrays at 64-byte aligned offsets, which the
+reader maps (:class:`numpy.memmap` semantics through :mod:`mmap`) instead of copying::
+
+    offset 0   b"PKBSTRAT"              magic
+           8   uint32 version (3), uint32 flags (0), uint64 header length
+          24   sha256 of every byte from offset 56 to the end of the file
+          56   header (msgpack map)
+               arrays, each at a multiple of 64
+
+The header::
 
     {
-      "format": "pokerbot-solver-strategy",
-      "version": 2,
-      "game": <ACPC .game text>,          # poker.game.Game.to_text()
-      "game_name": <str>,
+      "format": "pokerbot-strategy", "version": 3,
+      "game": <ACPC .game text>, "game_name": <str>,
       "betting": <betting spec, '' for limit games>,
-      "cards": <the card buckets, below>,
-      "algorithm": <'cfr' | 'cfr+' | 'es' | 'os' | 'tcfr' | ''>,
-      "iterations": <int>,
-      "tree": {"nodes": <int>, "table_size": <int>},
-      "arrays": {"policy": {"dtype": "<f8" | "<f4", "shape": [table_size], "data": <bytes>}},
-      "sha256": <hex digest of every array's data, in key order>
+      "cards": <the buckets, below>,
+      "tree": {"nodes": <int>, "table_size": <int>, "sha256": <hex of the tree's arrays>},
+      "precision": "u8" | "f32",
+      "training": {"algorithm", "iterations", "seconds", "seed", "recipe", ...},
+      "evaluation": {...},                 # optional: figures measured on this very file
+      "arrays": {<name>: {"dtype", "shape", "offset", "nbytes"}},
+      "end": <file size in bytes>
     }
 
-``cards`` says which buckets the information sets use:
+``cards`` is ``{"abstraction": "lossless", "buckets": [...]}`` (every (board, hand) pair its
+own bucket, :func:`solver.chance.lossless_bucket`) or ``{"abstraction": "card", "buckets":
+[...], "model": <the card abstraction's model>, "model_hash": "sha256:...",
+"content_hash": <the built abstraction it was trained over>, "params": {...}}``: the
+model (parameters, centroids, pair maps; arrays ``model.<name>``) computes every bucket
+from the cards, so the file plays with nothing beside it
+(:meth:`abstraction.card_abstraction.CardAbstraction.from_model`); a table directory is
+an optional cache, used only where its model hash is the file's.
 
-* ``{"abstraction": "lossless", "buckets": [per-street counts]}``: every (board, hand)
-  pair its own bucket (:mod:`solver.chance`);
-* ``{"abstraction": "card", "buckets": [per-street counts], "content_hash": "sha256:...",
-  "game": <name of the game it was built for>, "params": <its AbstractionParams as
-  JSON>, "directory": <where it was when the strategy was written>}``: the buckets of a
-  card abstraction (:class:`abstraction.card_abstraction.CardAbstraction`), identified by
-  its content hash (game, parameters and every table). The tables are not copied into
-  the file: reading it needs the same abstraction, and one with another hash or other
-  bucket counts is refused; ``game``, ``params`` and ``directory`` are there to say
-  which one that is.
+``policy`` (array) is the average strategy addressed as ``offset[node] + bucket *
+n_actions[node] + action`` over the tree ``game`` and ``betting`` rebuild
+(:func:`solver.tree.build_tree`; its node count, table size and arrays' hash must match
+the header). With precision ``u8`` it is quantized to one byte per probability, each
+information set's row summing to exactly 255 (largest-remainder rounding,
+:func:`quantize`), as competition bots ship theirs; ``f32`` keeps float32.
 
-``policy`` is the normalised average strategy addressed as
-``offset[node] + bucket * n_actions[node] + action`` over the tree that ``game``,
-``betting`` and ``cards`` rebuild (:func:`solver.problem.make_problem`); the header's node
-count and table size must match the rebuilt tree. Arrays are raw little-endian bytes.
-
-Version 1 files (lossless buckets only, the same fields otherwise) are still read.
+The reader refuses, with one line naming the file and the reason: a truncated file, any
+changed byte (the checksum), appended bytes, an unknown or future version, a header that
+declares sizes beyond the file or beyond a cap, and a file for another game than the
+one asked for. Versions 1 and 2 (one msgpack map holding a float policy; version 1
+lossless only) are still read.
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
+import struct
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
+from numba import njit
 
+from abstraction.betting import parse_betting
 from poker._atomic import atomic_write_bytes
-from poker.game import parse_game
+from poker.game import Game, parse_game
 
-from .strategy import Strategy
+from .chance import lossless_bucket
 from .problem import Problem, make_problem
+from .strategy import Strategy
+from .tree import DECISION, Tree, build_tree, table_offsets
 
 if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction
 
+    from .policy import BucketFn, TranslatedPolicy
+
 __all__ = [
     "FORMAT",
+    "PRECISIONS",
     "VERSION",
+    "StrategyFile",
     "StrategyFileError",
     "cards_record",
     "check_cards",
@@ -65,49 +88,115 @@ __all__ = [
     "dumps",
     "load_strategy",
     "loads",
+    "open_strategy",
+    "quantize",
     "save_strategy",
+    "tree_hash",
 ]
 
-FORMAT = "pokerbot-solver-strategy"
-VERSION = 2
-#: Versions :func:`loads` reads (1: lossless buckets only).
-READS_VERSIONS = (1, 2)
-#: Largest file :func:`load_strategy` reads (bytes).
-MAX_FILE_BYTES = 1 << 31
-_DTYPES = {"float64": "<f8", "float32": "<f4"}
+FORMAT = "pokerbot-strategy"
+#: Format name of versions 1 and 2.
+LEGACY_FORMAT = "pokerbot-solver-strategy"
+VERSION = 3
+#: Versions the reader knows (1 and 2: one msgpack map; 3: header and mapped arrays).
+READS_VERSIONS = (1, 2, 3)
+MAGIC = b"PKBSTRAT"
+_PREAMBLE = struct.Struct("<8sIIQ32s")
+ALIGN = 64
+#: Caps on what a header may declare.
+MAX_FILE_BYTES = 1 << 36
+MAX_HEADER_BYTES = 1 << 24
+MAX_ARRAYS = 256
+#: Largest version 1/2 file read (they are read whole).
+MAX_LEGACY_BYTES = 1 << 31
+PRECISIONS = ("u8", "f32")
+_ARRAY_DTYPES = {"|u1", "|i1", "<u2", "<i2", "<i4", "<u4", "<i8", "<f4", "<f8"}
+_LEGACY_DTYPES = {"float64": "<f8", "float32": "<f4"}
 
 
 class StrategyFileError(ValueError):
     """A strategy file that cannot be read; the message names the file and the problem."""
 
 
-def dumps(strategy: Strategy, dtype: str = "float64") -> bytes:
-    """The msgpack bytes of ``strategy`` (``dtype``: 'float64' or 'float32' for the policy)."""
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
-    p = strategy.problem
-    cards = cards_record(p)
-    policy = np.ascontiguousarray(strategy.policy, dtype=_DTYPES[dtype])
-    data = policy.tobytes()
-    doc = {
-        "format": FORMAT,
-        "version": VERSION,
-        "game": p.game.to_text(),
-        "game_name": p.game.name,
-        "betting": p.tree.betting_spec,
-        "cards": cards,
-        "algorithm": strategy.algorithm,
-        "iterations": int(strategy.iterations),
-        "tree": {"nodes": p.tree.n_nodes, "table_size": p.size},
-        "arrays": {"policy": {"dtype": _DTYPES[dtype], "shape": [p.size], "data": data}},
-        "sha256": hashlib.sha256(data).hexdigest(),
-    }
-    return bytes(msgpack.packb(doc, use_bin_type=True))
+# ------------------------------------------------------------------ quantization
 
 
-def cards_record(p: Problem) -> dict[str, Any]:
+@njit(cache=True)
+def _quantize_rows(policy, kind, street, n_child, offset, n_buckets, out):  # pragma: no cover - compiled
+    """Largest-remainder rounding of every row to integers summing to 255."""
+    for node in range(kind.shape[0]):
+        if kind[node] != DECISION:
+            continue
+        k = n_child[node]
+        base = offset[node]
+        floor = np.empty(k, np.int64)
+        rem = np.empty(k)
+        for b in range(n_buckets[street[node]]):
+            o = base + b * k
+            total = 0.0
+            for a in range(k):
+                v = policy[o + a]
+                total += v if v > 0.0 else 0.0
+            given = 0
+            for a in range(k):
+                v = policy[o + a]
+                p = (v if v > 0.0 else 0.0) / total if total > 0.0 else 1.0 / k
+                x = p * 255.0
+                f = np.int64(np.floor(x))
+                floor[a] = f
+                rem[a] = x - f
+                given += f
+            # hand the missing units to the largest remainders (ties: the first action)
+            for _ in range(255 - given):
+                best = 0
+                for a in range(1, k):
+                    if rem[a] > rem[best]:
+                        best = a
+                floor[best] += 1
+                rem[best] = -1.0
+            for a in range(k):
+                out[o + a] = floor[a]
+
+
+def quantize(policy: np.ndarray, tree: Tree, offset: np.ndarray, n_buckets: list[int]) -> np.ndarray:
+    """``policy`` as one byte per probability: each information set's row sums to
+    exactly 255 (largest-remainder rounding; a row with no mass becomes uniform)."""
+    out = np.zeros(policy.shape[0], dtype=np.uint8)
+    _quantize_rows(
+        np.ascontiguousarray(policy, dtype=np.float64),
+        tree.kind,
+        tree.street,
+        tree.n_child,
+        np.ascontiguousarray(offset, dtype=np.int64),
+        np.asarray(n_buckets, dtype=np.int64),
+        out,
+    )
+    return out
+
+
+def dequantize(table: np.ndarray) -> np.ndarray:
+    """A stored policy as float64 probabilities (u8 rows divided by 255)."""
+    if table.dtype == np.uint8:
+        return table.astype(np.float64) / 255.0
+    return np.asarray(table, dtype=np.float64)
+
+
+def tree_hash(tree: Tree) -> str:
+    """sha256 (hex) of the tree's shape: the arrays a policy's addressing depends on."""
+    h = hashlib.sha256()
+    for a in (tree.kind, tree.player, tree.street, tree.child, tree.n_child, tree.spent,
+              tree.action, tree.amount):
+        h.update(np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ the cards record
+
+
+def cards_record(p: Problem, *, model: bool = False) -> dict[str, Any]:
     """The ``cards`` field of a file over ``p`` (see the module docstring; training
-    checkpoints record the same).
+    checkpoints record the same, without the model). With ``model`` the card
+    abstraction's model is included (its arrays are returned by :func:`_model_arrays`).
 
     Raises ``ValueError`` for buckets given as a bare function: nothing would let a
     reader rebuild them.
@@ -115,14 +204,19 @@ def cards_record(p: Problem) -> dict[str, Any]:
     buckets = [int(b) for b in p.chance.n_buckets]
     ab = p.abstraction
     if ab is not None:
-        return {
+        rec: dict[str, Any] = {
             "abstraction": "card",
             "buckets": buckets,
             "content_hash": ab.content_hash,
             "game": ab.game.name,
             "params": ab.params.to_json(),
-            "directory": str(ab.directory),
+            "directory": str(ab.directory) if ab.directory is not None else "",
         }
+        if model:
+            meta, _ = ab.model()
+            rec["model"] = meta
+            rec["model_hash"] = ab.model_hash
+        return rec
     if not p.chance.lossless:
         raise ValueError(
             "the strategy's buckets come from a bare bucket function, not a card abstraction: "
@@ -141,23 +235,13 @@ def describe_cards(cards: dict[str, Any]) -> str:
     return f"card abstraction {cards.get('content_hash')} (buckets {counts}{where})"
 
 
-def save_strategy(path: str | Path, strategy: Strategy, dtype: str = "float64") -> None:
-    """Write ``strategy`` to ``path`` atomically (temporary file, fsync, rename)."""
-    atomic_write_bytes(Path(path), dumps(strategy, dtype))
-
-
-def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if key not in doc:
-        raise StrategyFileError(f"{where}: missing field {key!r}")
-    value = doc[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise StrategyFileError(f"{where}: field {key!r} has type {type(value).__name__}")
-    return value
-
-
 def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, source: str) -> None:
     """Raise :class:`StrategyFileError` (one line, starting with ``source``) unless
-    ``abstraction`` is the one the ``cards`` record names (None for lossless buckets)."""
+    ``abstraction`` is the one the ``cards`` record names (None for lossless buckets).
+
+    A record that carries the model (format 3) also accepts an abstraction with the
+    same model hash.
+    """
     kind = cards.get("abstraction")
     if kind == "lossless":
         if abstraction is not None:
@@ -176,7 +260,8 @@ def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, sour
             f"{source} was trained over {describe_cards(cards)}: give that abstraction "
             "(--abstraction DIR)"
         )
-    if abstraction.content_hash != want:
+    same_model = cards.get("model_hash") is not None and cards.get("model_hash") == abstraction.model_hash
+    if abstraction.content_hash != want and not same_model:
         raise StrategyFileError(
             f"{source} was trained over card abstraction {want}, but "
             f"{abstraction.directory} is {abstraction.content_hash}"
@@ -188,20 +273,434 @@ def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, sour
         )
 
 
-def loads(
-    data: bytes, source: str = "<bytes>", abstraction: CardAbstraction | None = None
-) -> Strategy:
-    """Read a strategy from msgpack bytes; rebuilds the tree and checks it matches.
+# ------------------------------------------------------------------ writing
 
-    ``abstraction``: the card abstraction the file records (required for such files,
-    refused for lossless ones). Raises :class:`StrategyFileError` (one line) on a damaged
-    file, an unknown version, or the wrong abstraction, and ``ValueError`` if the
-    abstraction was not built for the file's game.
+
+def _model_arrays(p: Problem) -> dict[str, np.ndarray]:
+    if p.abstraction is None:
+        return {}
+    _, arrays = p.abstraction.model()
+    return {f"model.{k}": v for k, v in arrays.items()}
+
+
+def dumps(
+    strategy: Strategy,
+    precision: str = "u8",
+    *,
+    training: dict[str, Any] | None = None,
+    evaluation: dict[str, Any] | None = None,
+) -> bytes:
+    """The bytes of a format-3 file holding ``strategy`` (see the module docstring).
+
+    ``precision``: 'u8' (one byte per probability) or 'f32'. ``training``: how it was
+    made (algorithm and iterations are taken from ``strategy`` when absent);
+    ``evaluation``: figures measured on the stored (quantized) policy.
     """
-    if len(data) > MAX_FILE_BYTES:
-        raise StrategyFileError(
-            f"{source}: {len(data)} bytes is more than the limit {MAX_FILE_BYTES}"
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    p = strategy.problem
+    cards = cards_record(p, model=True)
+    if precision == "u8":
+        policy = quantize(strategy.policy, p.tree, p.offset, list(p.chance.n_buckets))
+    else:
+        policy = np.ascontiguousarray(strategy.policy, dtype="<f4")
+    arrays = {"policy": policy, **_model_arrays(p)}
+    train = {"algorithm": strategy.algorithm, "iterations": int(strategy.iterations)}
+    train.update(training or {})
+    header: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": p.game.to_text(),
+        "game_name": p.game.name,
+        "betting": p.tree.betting_spec,
+        "cards": cards,
+        "tree": {"nodes": p.tree.n_nodes, "table_size": p.size, "sha256": tree_hash(p.tree)},
+        "precision": precision,
+        "training": train,
+        "evaluation": evaluation or {},
+        "arrays": {},
+        "end": 0,
+    }
+    blobs = []
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+        blobs.append((name, a))
+        header["arrays"][name] = {
+            "dtype": a.dtype.str,
+            "shape": [int(x) for x in a.shape],
+            "offset": 0,
+            "nbytes": int(a.nbytes),
+        }
+    # Offsets depend on the header's length, which depends on the offsets' widths:
+    # repeat until the length stands still (it only grows with the offsets, so it ends).
+    head_len = len(msgpack.packb(header, use_bin_type=True))
+    while True:
+        pos = _align(_PREAMBLE.size + head_len)
+        for name, a in blobs:
+            header["arrays"][name]["offset"] = pos
+            pos = _align(pos + a.nbytes)
+        header["end"] = end = pos
+        head = msgpack.packb(header, use_bin_type=True)
+        if len(head) == head_len:
+            break
+        head_len = len(head)
+    buf = bytearray(end)
+    buf[_PREAMBLE.size : _PREAMBLE.size + head_len] = head
+    for name, a in blobs:
+        o = header["arrays"][name]["offset"]
+        buf[o : o + a.nbytes] = a.tobytes()
+    digest = hashlib.sha256(memoryview(buf)[_PREAMBLE.size :]).digest()
+    buf[: _PREAMBLE.size] = _PREAMBLE.pack(MAGIC, VERSION, 0, head_len, digest)
+    return bytes(buf)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def save_strategy(
+    path: str | Path,
+    strategy: Strategy,
+    precision: str = "u8",
+    *,
+    training: dict[str, Any] | None = None,
+    evaluation: dict[str, Any] | None = None,
+) -> None:
+    """Write ``strategy`` to ``path`` in format 3, atomically (temporary file, fsync,
+    rename); arguments as :func:`dumps`."""
+    atomic_write_bytes(Path(path), dumps(strategy, precision, training=training, evaluation=evaluation))
+
+
+# ------------------------------------------------------------------ reading
+
+
+@dataclass(eq=False)
+class StrategyFile:
+    """An opened strategy file: what playing and inspecting need, read lazily.
+
+    ``table`` is the stored policy as it is in the file (uint8 rows summing to 255, or
+    float), mapped, not copied; :attr:`tree` is rebuilt from the game and betting on
+    first use and checked against the header; :attr:`abstraction` is the card
+    abstraction built from the file's model (None for lossless buckets).
+    """
+
+    source: str
+    version: int
+    game: Game
+    betting: str
+    cards: dict[str, Any]
+    precision: str
+    training: dict[str, Any]
+    evaluation: dict[str, Any]
+    table: np.ndarray
+    header: dict[str, Any]
+    file_bytes: int
+    abstraction: CardAbstraction | None = None
+    _tree: Tree | None = field(default=None, repr=False)
+    _offset: np.ndarray | None = field(default=None, repr=False)
+    _strategy: Strategy | None = field(default=None, repr=False)
+
+    @property
+    def tree(self) -> Tree:
+        """The abstract betting tree (rebuilt once, checked against the header)."""
+        if self._tree is None:
+            tree = build_tree(self.game, self.betting or None)
+            info = self.header.get("tree", {})
+            offset, size = table_offsets(tree, self.cards["buckets"])
+            if info.get("nodes") != tree.n_nodes or info.get("table_size") != size:
+                raise StrategyFileError(
+                    f"{self.source}: header says {info.get('nodes')} nodes / table "
+                    f"{info.get('table_size')}, the rebuilt tree has {tree.n_nodes} / {size}"
+                )
+            if "sha256" in info and info["sha256"] != tree_hash(tree):
+                raise StrategyFileError(
+                    f"{self.source}: the betting tree this version builds differs from the one "
+                    "the strategy was trained on"
+                )
+            self._tree, self._offset = tree, offset
+        return self._tree
+
+    @property
+    def offset(self) -> np.ndarray:
+        """Each decision node's first table entry."""
+        if self._offset is None:
+            _ = self.tree
+        assert self._offset is not None
+        return self._offset
+
+    @property
+    def bucket_counts(self) -> list[int]:
+        """Buckets per street."""
+        return [int(b) for b in self.cards["buckets"]]
+
+    def bucket_fn(self) -> BucketFn:
+        """``bucket(street, hole, board)`` from the cards: the lossless numbering, or the
+        card abstraction (its tables where attached, else computed from the model)."""
+        ab = self.abstraction
+        if ab is None:
+            game = self.game
+            return lambda street, hole, board: lossless_bucket(game, street, hole, board)
+        if getattr(ab, "tables_used", True):
+            return lambda street, hole, board: ab.lookup(hole, board, street)
+        return lambda street, hole, board: ab.bucket(hole, board, street)
+
+    def policy(self) -> np.ndarray:
+        """The stored policy as float64 probabilities (a copy)."""
+        return dequantize(self.table)
+
+    def translated(self, mapping: str = "pseudo_harmonic", purify: float = 0.0) -> TranslatedPolicy:
+        """The policy played in the real game (:class:`solver.policy.TranslatedPolicy`)."""
+        from .policy import TranslatedPolicy  # the policy walks trees; this module only reads files
+
+        return TranslatedPolicy(self.tree, self.offset, self.table, self.bucket_fn(),
+                                mapping=mapping, purify=purify)
+
+    def to_strategy(self) -> Strategy:
+        """A :class:`Strategy` over a full :class:`Problem` (tree and chance layer), for
+        exact evaluation; small games only (the chance layer lists every board and hand)."""
+        if self._strategy is None:
+            problem = make_problem(self.game, self.betting or None, abstraction=self.abstraction)
+            if problem.size != self.table.shape[0]:
+                raise StrategyFileError(
+                    f"{self.source}: the policy has {self.table.shape[0]} entries, the game's "
+                    f"table {problem.size}"
+                )
+            self._strategy = Strategy(
+                problem=problem,
+                policy=self.policy(),
+                iterations=int(self.training.get("iterations", 0)),
+                algorithm=str(self.training.get("algorithm", "")),
+            )
+        return self._strategy
+
+    def describe(self) -> dict[str, Any]:
+        """Metadata for ``pokerbot inspect``: version, game, betting, buckets, sizes, training."""
+        arrays = self.header.get("arrays", {})
+        return {
+            "file": self.source,
+            "version": self.version,
+            "file_bytes": self.file_bytes,
+            "game": self.game.name,
+            "betting": self.betting,
+            "cards": {k: v for k, v in self.cards.items() if k != "model"},
+            "precision": self.precision,
+            "table_entries": int(self.table.shape[0]),
+            "tree_nodes": self.header.get("tree", {}).get("nodes"),
+            "arrays": {k: {"dtype": v.get("dtype"), "shape": v.get("shape"), "bytes": v.get("nbytes")}
+                       for k, v in arrays.items()} if isinstance(arrays, dict) else {},
+            "training": self.training,
+            "evaluation": self.evaluation,
+        }
+
+
+def _fail(source: str, why: str) -> StrategyFileError:
+    return StrategyFileError(f"{source}: {why}")
+
+
+def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in doc:
+        raise StrategyFileError(f"{where}: missing field {key!r}")
+    value = doc[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise StrategyFileError(f"{where}: field {key!r} has type {type(value).__name__}")
+    return value
+
+
+def _unpack_header(raw: bytes | memoryview, source: str) -> dict[str, Any]:
+    try:
+        doc = msgpack.unpackb(
+            raw,
+            raw=False,
+            strict_map_key=True,
+            max_bin_len=0,
+            max_str_len=1 << 22,
+            max_array_len=1 << 20,
+            max_map_len=1 << 12,
+            max_ext_len=0,
         )
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise _fail(source, f"the header is not valid msgpack ({exc})") from None
+    if not isinstance(doc, dict):
+        raise _fail(source, "the header is not a map")
+    return doc
+
+
+def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], dict[str, tuple[str, list[int], int, int]]]:
+    """Check preamble, checksum and header of a format-3 file in ``buf``; the header and
+    each array's (dtype, shape, offset, nbytes)."""
+    if file_bytes < _PREAMBLE.size:
+        raise _fail(source, f"truncated: {file_bytes} bytes, less than the {_PREAMBLE.size}-byte preamble")
+    magic, version, flags, head_len, digest = _PREAMBLE.unpack_from(buf, 0)
+    if magic != MAGIC:
+        raise _fail(source, "not a pokerbot strategy file")
+    if version not in READS_VERSIONS or version < 3:
+        newer = " (written by a newer pokerbot)" if version > VERSION else ""
+        raise _fail(source, f"format version {version} is not supported{newer}; this reader knows "
+                            f"{', '.join(str(v) for v in READS_VERSIONS)}")
+    if flags != 0:
+        raise _fail(source, f"unknown flags {flags:#x}")
+    if head_len > MAX_HEADER_BYTES or _PREAMBLE.size + head_len > file_bytes:
+        raise _fail(source, f"header length {head_len} does not fit the file ({file_bytes} bytes)")
+    doc = _unpack_header(memoryview(buf)[_PREAMBLE.size : _PREAMBLE.size + head_len], source)
+    end = doc.get("end")
+    if not isinstance(end, int) or isinstance(end, bool) or end > MAX_FILE_BYTES:
+        raise _fail(source, f"declared size {end!r} is beyond the cap {MAX_FILE_BYTES}")
+    if end > file_bytes:
+        raise _fail(source, f"truncated: {file_bytes} bytes, the header declares {end}")
+    if end < file_bytes:
+        raise _fail(source, f"{file_bytes - end} bytes after the declared end {end}")
+    if hashlib.sha256(memoryview(buf)[_PREAMBLE.size : end]).digest() != digest:
+        raise _fail(source, "checksum mismatch (the file is damaged)")
+    if doc.get("format") != FORMAT or doc.get("version") != version:
+        raise _fail(source, f"header format {doc.get('format')!r} version {doc.get('version')!r} "
+                            f"does not match the preamble's {FORMAT!r} {version}")
+    arrays = _get(doc, "arrays", dict, source)
+    if len(arrays) > MAX_ARRAYS:
+        raise _fail(source, f"{len(arrays)} arrays is more than the cap {MAX_ARRAYS}")
+    out: dict[str, tuple[str, list[int], int, int]] = {}
+    data_start = _PREAMBLE.size + head_len
+    for name, a in arrays.items():
+        if not isinstance(a, dict):
+            raise _fail(source, f"array {name!r} is not described by a map")
+        dt, shape, off, nb = a.get("dtype"), a.get("shape"), a.get("offset"), a.get("nbytes")
+        if dt not in _ARRAY_DTYPES:
+            raise _fail(source, f"array {name!r} has dtype {dt!r}")
+        if (not isinstance(shape, list) or len(shape) > 4
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in shape)):
+            raise _fail(source, f"array {name!r} has shape {shape!r}")
+        if not isinstance(off, int) or not isinstance(nb, int) or off % ALIGN or off < data_start:
+            raise _fail(source, f"array {name!r} has offset {off!r}")
+        count = int(np.prod(shape, dtype=object)) if shape else 1
+        if count * np.dtype(dt).itemsize != nb or off + nb > end:
+            raise _fail(source, f"array {name!r} declares {nb} bytes at {off}, beyond the file's {end} "
+                                f"or not {shape} x {np.dtype(dt).itemsize}")
+        out[name] = (dt, shape, off, nb)
+    if "policy" not in out or len(out["policy"][1]) != 1:
+        raise _fail(source, "no one-dimensional policy array")
+    return doc, out
+
+
+def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: str | Path | None,
+             abstraction: CardAbstraction | None) -> StrategyFile:
+    doc, arrays = _parse_v3(buf, source, file_bytes)
+
+    def array(name: str) -> np.ndarray:
+        dt, shape, off, nb = arrays[name]
+        return np.frombuffer(buf, dtype=dt, count=nb // np.dtype(dt).itemsize, offset=off).reshape(shape)
+
+    g = _read_game(doc, source)
+    _check_game(g, game, source)
+    cards = _get(doc, "cards", dict, source)
+    precision = _get(doc, "precision", str, source)
+    if precision not in PRECISIONS:
+        raise _fail(source, f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    table = array("policy")
+    want = np.dtype("<u1") if precision == "u8" else np.dtype("<f4")
+    if table.dtype != want:
+        raise _fail(source, f"policy dtype {table.dtype.str} does not match precision {precision}")
+    ab = None
+    if cards.get("abstraction") == "card":
+        ab = _model_abstraction(cards, {k[len("model."):]: array(k) for k in arrays if k.startswith("model.")},
+                                source, tables, abstraction)
+    elif cards.get("abstraction") != "lossless":
+        raise _fail(source, f"card abstraction {cards.get('abstraction')!r} is not supported")
+    elif abstraction is not None:
+        check_cards(cards, abstraction, source)
+    buckets = cards.get("buckets")
+    if not isinstance(buckets, list) or len(buckets) != g.num_rounds:
+        raise _fail(source, f"bucket counts {buckets!r} do not give one per street")
+    betting = _get(doc, "betting", str, source)
+    _check_betting(betting, source)
+    return StrategyFile(
+        source=source,
+        version=3,
+        game=g,
+        betting=betting,
+        cards=cards,
+        precision=precision,
+        training=doc.get("training") if isinstance(doc.get("training"), dict) else {},
+        evaluation=doc.get("evaluation") if isinstance(doc.get("evaluation"), dict) else {},
+        table=table,
+        header=doc,
+        file_bytes=file_bytes,
+        abstraction=ab,
+    )
+
+
+def _model_abstraction(cards: dict[str, Any], arrays: dict[str, np.ndarray], source: str,
+                       tables: str | Path | None, given: CardAbstraction | None) -> CardAbstraction:
+    from abstraction.card_abstraction import CardAbstraction  # the evaluator and features load lazily
+
+    meta = cards.get("model")
+    if not isinstance(meta, dict):
+        raise _fail(source, "the card abstraction record holds no model")
+    try:
+        model = dict(meta, content_hash=cards.get("content_hash")) if cards.get("content_hash") else meta
+        ab = CardAbstraction.from_model(model, {k: np.array(v) for k, v in arrays.items()}, tables=tables)
+    except ValueError as exc:
+        raise _fail(source, f"card abstraction model: {exc}") from None
+    if ab.model_hash != cards.get("model_hash"):
+        raise _fail(source, "the card abstraction model does not match its recorded hash")
+    if ab.bucket_counts != cards.get("buckets"):
+        raise _fail(source, f"bucket counts {cards.get('buckets')} differ from the model's {ab.bucket_counts}")
+    if given is not None:
+        check_cards(cards, given, source)
+        return given
+    return ab
+
+
+def _read_game(doc: dict[str, Any], source: str) -> Game:
+    try:
+        return parse_game(_get(doc, "game", str, source), source=f"{source}:game",
+                          name=doc.get("game_name", "") or "")
+    except StrategyFileError:
+        raise
+    except ValueError as exc:
+        raise _fail(source, f"game definition: {exc}") from None
+
+
+def _check_game(g: Game, want: Game | None, source: str) -> None:
+    if want is not None and g.to_text() != want.to_text():
+        raise _fail(source, f"the strategy is for {g.name or 'another game'}, not {want.name or 'this game'}")
+
+
+def _check_betting(betting: str, source: str) -> None:
+    if betting:
+        try:
+            parse_betting(betting)
+        except ValueError as exc:
+            raise _fail(source, f"betting abstraction: {exc}") from None
+
+
+def _from_legacy(data: bytes, source: str, game: Game | None, abstraction: CardAbstraction | None) -> StrategyFile:
+    s = _loads_legacy(data, source, abstraction)
+    _check_game(s.game, game, source)
+    p = s.problem
+    cards = cards_record(p)
+    return StrategyFile(
+        source=source,
+        version=int(msgpack.unpackb(data, raw=False, strict_map_key=False).get("version", 0)),
+        game=p.game,
+        betting=p.tree.betting_spec,
+        cards=cards,
+        precision="f64",
+        training={"algorithm": s.algorithm, "iterations": s.iterations},
+        evaluation={},
+        table=s.policy,
+        header={"tree": {"nodes": p.tree.n_nodes, "table_size": p.size}},
+        file_bytes=len(data),
+        abstraction=p.abstraction,
+        _tree=p.tree,
+        _offset=p.offset,
+        _strategy=s,
+    )
+
+
+def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None) -> Strategy:
+    """Versions 1 and 2: one msgpack map holding the float policy."""
+    if len(data) > MAX_LEGACY_BYTES:
+        raise _fail(source, f"{len(data)} bytes is more than the limit {MAX_LEGACY_BYTES}")
     try:
         doc = msgpack.unpackb(
             data,
@@ -214,71 +713,104 @@ def loads(
             max_ext_len=0,
         )
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise StrategyFileError(f"{source}: not a msgpack strategy file ({exc})") from None
+        raise _fail(source, f"not a strategy file ({exc})") from None
     if not isinstance(doc, dict):
-        raise StrategyFileError(f"{source}: top level is not a map")
-    if doc.get("format") != FORMAT:
-        raise StrategyFileError(f"{source}: format is {doc.get('format')!r}, expected {FORMAT!r}")
+        raise _fail(source, "not a strategy file (top level is not a map)")
+    if doc.get("format") != LEGACY_FORMAT:
+        raise _fail(source, f"format is {doc.get('format')!r}, expected {FORMAT!r}")
     version = _get(doc, "version", int, source)
-    if version not in READS_VERSIONS:
-        raise StrategyFileError(
-            f"{source}: version {version} is not supported (this reader knows "
-            f"{', '.join(str(v) for v in READS_VERSIONS)})"
-        )
-    game = parse_game(
-        _get(doc, "game", str, source), source=f"{source}:game", name=doc.get("game_name", "") or ""
-    )
+    if version not in (1, 2):
+        raise _fail(source, f"version {version} is not supported (this reader knows "
+                            f"{', '.join(str(v) for v in READS_VERSIONS)})")
+    game = _read_game(doc, source)
     betting = _get(doc, "betting", str, source)
     cards = _get(doc, "cards", dict, source)
     if version == 1 and cards.get("abstraction") != "lossless":
-        raise StrategyFileError(f"{source}: version 1 files hold lossless buckets only")
+        raise _fail(source, "version 1 files hold lossless buckets only")
     check_cards(cards, abstraction, source)
     problem = make_problem(game, betting or None, abstraction=abstraction)
     tree_info = _get(doc, "tree", dict, source)
-    if (
-        tree_info.get("nodes") != problem.tree.n_nodes
-        or tree_info.get("table_size") != problem.size
-    ):
-        raise StrategyFileError(
-            f"{source}: header says {tree_info.get('nodes')} nodes / table {tree_info.get('table_size')}, "
-            f"the rebuilt tree has {problem.tree.n_nodes} / {problem.size}"
-        )
+    if tree_info.get("nodes") != problem.tree.n_nodes or tree_info.get("table_size") != problem.size:
+        raise _fail(source, f"header says {tree_info.get('nodes')} nodes / table {tree_info.get('table_size')}, "
+                            f"the rebuilt tree has {problem.tree.n_nodes} / {problem.size}")
     arrays = _get(doc, "arrays", dict, source)
     pol = arrays.get("policy")
     if not isinstance(pol, dict):
-        raise StrategyFileError(f"{source}: no policy array")
+        raise _fail(source, "no policy array")
     dt = pol.get("dtype")
-    if dt not in _DTYPES.values():
-        raise StrategyFileError(
-            f"{source}: policy dtype {dt!r} is not one of {sorted(_DTYPES.values())}"
-        )
+    if dt not in _LEGACY_DTYPES.values():
+        raise _fail(source, f"policy dtype {dt!r} is not one of {sorted(_LEGACY_DTYPES.values())}")
     raw = pol.get("data")
     if not isinstance(raw, bytes):
-        raise StrategyFileError(f"{source}: policy data is not bytes")
+        raise _fail(source, "policy data is not bytes")
     if pol.get("shape") != [problem.size] or len(raw) != problem.size * np.dtype(dt).itemsize:
-        raise StrategyFileError(
-            f"{source}: policy shape {pol.get('shape')} with {len(raw)} bytes does not match table size {problem.size}"
-        )
+        raise _fail(source, f"policy shape {pol.get('shape')} with {len(raw)} bytes does not match "
+                            f"table size {problem.size}")
     if hashlib.sha256(raw).hexdigest() != doc.get("sha256"):
-        raise StrategyFileError(f"{source}: checksum mismatch (the file is damaged)")
-    policy = np.frombuffer(raw, dtype=dt).astype(np.float64)
+        raise _fail(source, "checksum mismatch (the file is damaged)")
     return Strategy(
         problem=problem,
-        policy=policy,
+        policy=np.frombuffer(raw, dtype=dt).astype(np.float64),
         iterations=int(_get(doc, "iterations", int, source)),
         algorithm=str(_get(doc, "algorithm", str, source)),
     )
 
 
-def load_strategy(path: str | Path, abstraction: CardAbstraction | None = None) -> Strategy:
-    """Read a strategy file written by :func:`save_strategy` (see :func:`loads` for
-    ``abstraction``)."""
+def loads_file(
+    data: bytes,
+    source: str = "<bytes>",
+    *,
+    game: Game | None = None,
+    tables: str | Path | None = None,
+    abstraction: CardAbstraction | None = None,
+) -> StrategyFile:
+    """Open a strategy held in ``data`` (any version); see :func:`open_strategy`."""
+    if data[: len(MAGIC)] == MAGIC:
+        return _from_v3(data, source, len(data), game, tables, abstraction)
+    return _from_legacy(data, source, game, abstraction)
+
+
+def open_strategy(
+    path: str | Path,
+    *,
+    game: Game | None = None,
+    tables: str | Path | None = None,
+    abstraction: CardAbstraction | None = None,
+) -> StrategyFile:
+    """Open a strategy file for playing or inspecting: maps its arrays, verifies the
+    checksum, rebuilds nothing yet (the tree is built on first use).
+
+    ``game``: refuse a file trained for another game. ``tables``: a card abstraction
+    directory whose bucket tables speed up bucketing (used only where its model hash is
+    the file's). ``abstraction``: for version 2 files over a card abstraction, which do
+    not carry its model. Raises :class:`StrategyFileError` with one line.
+    """
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise StrategyFileError(f"{p}: {size} bytes is more than the limit {MAX_FILE_BYTES}")
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            size = p.stat().st_size
+            if size >= len(MAGIC) and fh.read(len(MAGIC)) == MAGIC:
+                if size > MAX_FILE_BYTES:
+                    raise _fail(str(p), f"{size} bytes is more than the cap {MAX_FILE_BYTES}")
+                buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                return _from_v3(buf, str(p), size, game, tables, abstraction)
+            if size > MAX_LEGACY_BYTES:
+                raise _fail(str(p), f"{size} bytes is more than the limit {MAX_LEGACY_BYTES}")
+            fh.seek(0)
+            data = fh.read()
     except OSError as exc:
-        raise StrategyFileError(f"{p}: cannot read ({exc.strerror})") from None
-    return loads(data, source=str(p), abstraction=abstraction)
+        raise StrategyFileError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    return _from_legacy(data, str(p), game, abstraction)
+
+
+def loads(data: bytes, source: str = "<bytes>", abstraction: CardAbstraction | None = None) -> Strategy:
+    """Read a strategy (any version) from bytes as a :class:`Strategy` with its full
+    problem (see :meth:`StrategyFile.to_strategy`); ``abstraction`` as in
+    :func:`open_strategy`."""
+    return loads_file(data, source, abstraction=abstraction).to_strategy()
+
+
+def load_strategy(path: str | Path, abstraction: CardAbstraction | None = None) -> Strategy:
+    """Read a strategy file as a :class:`Strategy` with its full problem, for exact
+    evaluation (small games: the problem lists every board and hand)."""
+    return open_strategy(path, abstraction=abstraction).to_strategy()

@@ -39,7 +39,7 @@ from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoi
 from solver.mccfr import ExternalSamplingSolver
 from solver.problem import make_problem
 from solver.strategy import Strategy
-from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads
+from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads, loads_file
 
 from ._solver_twins import TWO_CARD_LEDUC, HNode, build_history_tree, random_policy
 
@@ -363,15 +363,21 @@ def test_real_best_response_beats_the_abstract_one(strategies):
 def test_strategy_file_records_the_abstraction(abstractions, problems, strategies):
     ab = abstractions["leduc33"]
     s = next(st for name, how, st in strategies if (name, how) == ("leduc33", "cfr+"))
-    data = dumps(s)
-    cards = msgpack.unpackb(data)["cards"]
+    data = dumps(s, "f32")
+    cards = loads_file(data).cards
     assert cards["abstraction"] == "card" and cards["content_hash"] == ab.content_hash
     assert cards["buckets"] == [3, 3] and cards["params"]["buckets"] == [3, 3]
+    assert cards["model_hash"] == ab.model_hash
     back = loads(data, abstraction=ab)
-    np.testing.assert_array_equal(back.policy, s.policy)
+    np.testing.assert_allclose(back.policy, s.policy, atol=1e-7)
     assert back.problem.abstraction is ab
-    with pytest.raises(StrategyFileError, match="give that abstraction"):
-        loads(data)
+    # the file carries the abstraction's model: it loads without the directory, and
+    # buckets the same (the same exploitability)
+    alone = loads(data)
+    assert alone.problem.abstraction.model_hash == ab.model_hash
+    assert abstract_exploitability(None, alone).exploitability == pytest.approx(
+        abstract_exploitability(None, back).exploitability, abs=1e-12
+    )
     with pytest.raises(StrategyFileError, match="but .* is sha256:"):
         loads(data, abstraction=abstractions["leduc23"])
     lossless = dumps(CFRPlusSolver(problems["lossless"]).average_strategy())
@@ -434,8 +440,10 @@ def test_cli_train_and_eval_with_abstraction(abstractions, tmp_path, capsys, alg
     ev_argv = ["eval", "exploitability", LEDUC, str(out), "--abstraction", str(ab.directory)]
     assert main([*ev_argv, "--json"]) == 0
     ev = _json(capsys)
-    assert ev["exploitability"] == pytest.approx(doc["exploitability"], abs=1e-12)
-    assert ev["real_exploitability"] == pytest.approx(doc["real_exploitability"], abs=1e-12)
+    # the file stores one byte per probability: eval measures what it stores
+    assert ev["exploitability"] == pytest.approx(doc["stored_exploitability"], abs=1e-12)
+    assert ev["real_exploitability"] == pytest.approx(doc["stored_real_exploitability"], abs=1e-12)
+    assert abs(doc["stored_exploitability"] - doc["exploitability"]) < 0.05
     assert ev["mbb_per_game"] == pytest.approx(1000 * ev["exploitability"])
     assert ev["real_mbb_per_game"] == pytest.approx(1000 * ev["real_exploitability"])
     assert ev["real_exploitability"] == pytest.approx(sum(ev["real_br"]) / 2)
@@ -484,7 +492,8 @@ def test_cli_mismatches_fail_with_one_line(abstractions, tmp_path, capsys):
     assert not (tmp_path / "x.strategy").exists()
     # The strategy file's abstraction: missing, another one, or given for a lossless file.
     ev = ["eval", "exploitability", LEDUC, str(out)]
-    fails(ev, "trained over card abstraction", "--abstraction DIR")
+    assert main(ev) == 0  # the file carries the abstraction's model
+    capsys.readouterr()
     fails([*ev, "--abstraction", str(abstractions["leduc23"].directory)], "but", "is sha256:")
     fails([*ev, "--abstraction", kuhn2], "but", "is sha256:")
     lossless = tmp_path / "lossless.strategy"

@@ -254,13 +254,13 @@ def test_nolimit_leduc_with_betting_abstraction():
 def test_strategy_file_round_trip(tmp_path):
     s = solve("leduc.limit.2p", "cfr+", iterations=20)
     path = tmp_path / "leduc.strategy"
-    save_strategy(path, s)
+    save_strategy(path, s, "f32")
     back = load_strategy(path)
-    np.testing.assert_array_equal(back.policy, s.policy)
+    np.testing.assert_allclose(back.policy, s.policy, atol=1e-7)
     assert (back.iterations, back.algorithm, back.game) == (20, "cfr+", s.game)
     assert [p.name for p in tmp_path.iterdir()] == ["leduc.strategy"]  # no temp file left
-    small = loads(dumps(s, "float32"))
-    np.testing.assert_allclose(small.policy, s.policy, atol=1e-7)
+    small = loads(dumps(s))  # one byte per probability
+    np.testing.assert_allclose(small.policy, s.policy, atol=1 / 255)
     nl = solve("leduc.nolimit.2p", iterations=2, betting="1p,a")
     assert loads(dumps(nl)).problem.tree.betting_spec == "1p,a"
 
@@ -270,8 +270,7 @@ def test_strategy_file_rejects_damage(tmp_path):
     data = bytearray(dumps(s))
     with pytest.raises(StrategyFileError):
         loads(bytes(data[:-5]))
-    raw = s.policy.tobytes()
-    data[data.index(raw) + len(raw) // 2] ^= 1  # flip a bit inside the policy
+    data[-1] ^= 1  # flip a bit inside the last array
     with pytest.raises(StrategyFileError, match="checksum"):
         loads(bytes(data))
     with pytest.raises(StrategyFileError):

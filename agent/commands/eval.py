@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument(
         "--abstraction",
         metavar="DIR",
-        help="the card abstraction the strategy was trained with (its content hash must match)",
+        help="the card abstraction the strategy was trained with (its content hash must match); "
+        "needed only for files written before format 3, which do not carry the abstraction's model",
     )
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=run)
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         )
     abstract, real = abstract_and_real_exploitability(strategy)
     cards: dict[str, Any] | None = (
-        cards_record(strategy.problem) if abstraction is not None else None
+        cards_record(strategy.problem) if strategy.problem.abstraction is not None else None
     )
     doc = {
         "game": game.name,

@@ -15,9 +15,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from poker.game import load_game
+from poker.game import Game, load_game
 from poker.log import parse_log
 
+from solver.strategy_io import StrategyFileError, open_strategy
+
+from ..bots import BOTS, STRATEGY_PREFIX
 from ..cli import UserError
 from ..progress import Progress
 from ..results import match_results
@@ -40,12 +43,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "examples:\n"
             "  pokerbot match holdem.nolimit.2p.reverse_blinds --players equity random --hands 1000 --seed 1\n"
             "  pokerbot match leduc.limit.2p --players raise call --hands 5000 --seed 7 --duplicate --json\n"
-            "  pokerbot match holdem.nolimit.3p --players call random allin --hands 300 --seed 3"
+            "  pokerbot match holdem.nolimit.3p --players call random allin --hands 300 --seed 3\n"
+            "  pokerbot match leduc.nolimit.2p --players strategy:strategies/leduc.nolimit.2p.strategy call \\\n"
+            "      --hands 20000 --duplicate --json"
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
     p.add_argument("--players", nargs="+", required=True, metavar="BOT",
-                   help="one bot per seat, in seat order (see 'pokerbot play --help' for the bots)")
+                   help="one bot per seat, in seat order: a bot name (see 'pokerbot play --help') "
+                        "or strategy:FILE, a strategy file written by 'pokerbot train'")
     p.add_argument("--hands", type=int, required=True, metavar="N", help="hands (per pass with --duplicate)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="card seed (bots' seeds derive from it)")
     p.add_argument("--duplicate", action="store_true",
@@ -116,12 +122,26 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _names(bots: list[str]) -> list[str]:
-    """Seat names: the bot names, numbered where a bot plays more than one seat."""
+    """Seat names: the bot names (a strategy's file name without its suffix), numbered
+    where a bot plays more than one seat."""
     names = []
     for i, bot in enumerate(bots):
-        base = bot.replace("|", "_").replace(":", "_")
+        base = Path(bot[len(STRATEGY_PREFIX):]).stem if bot.startswith(STRATEGY_PREFIX) else bot
+        base = base.replace("|", "_").replace(":", "_").replace(" ", "_") or "strategy"
         names.append(base if bots.count(bot) == 1 else f"{base}-{bots[: i + 1].count(bot)}")
     return names
+
+
+def _check_players(bots: list[str], game: Game) -> None:
+    """Refuse, before anything starts, an unknown bot or a strategy file that cannot play ``game``."""
+    for bot in bots:
+        if bot.startswith(STRATEGY_PREFIX):
+            try:
+                open_strategy(bot[len(STRATEGY_PREFIX):], game=game)
+            except StrategyFileError as exc:
+                raise UserError(str(exc)) from None
+        elif bot not in BOTS:
+            raise UserError(f"unknown bot {bot!r}; choose one of {', '.join(sorted(BOTS))} or strategy:FILE")
 
 
 def _mqtt_argv(args: argparse.Namespace) -> list[str]:
@@ -148,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--hands must be positive, not {args.hands}")
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
+    _check_players(args.players, game)
     mqtt_config(args)  # check the broker address before starting anything
     spin = f"{spin_us(args):g}"
     if args.cpus is not None:
@@ -183,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
                            "--spin-us", spin)
                 if args.mqtt:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
+                if bot.startswith(STRATEGY_PREFIX):
+                    cmd += ["--summary", str(_summary_path(log_path, seat))]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err,
                                               preexec_fn=child_setup))
@@ -213,8 +236,10 @@ def run(args: argparse.Namespace) -> int:
     players = [by_name[n].to_json() if n in by_name else
                {"name": n, "hands": 0, "chips": 0.0, "mbb_per_game": 0.0, "ci95": [0.0, 0.0]}
                for n in names]
-    for entry, bot in zip(players, args.players):
+    for seat, (entry, bot) in enumerate(zip(players, args.players)):
         entry["bot"] = bot
+        if bot.startswith(STRATEGY_PREFIX):
+            entry["translation"] = _translation(_summary_path(log_path, seat))
     summary = {
         "game": game.name,
         "hands": len(log.hands),
@@ -234,7 +259,26 @@ def run(args: argparse.Namespace) -> int:
             lo, hi = e["ci95"]
             print(f"{e['name']:<16} {e['hands']:>7} {e['chips']:>12.1f} {e['mbb_per_game']:>10.1f}"
                   f"   [{lo:.1f}, {hi:.1f}]")
+        for e in players:
+            t = e.get("translation")
+            if t:
+                print(f"{e['name']}: opponent actions {t['on_tree']} on the tree, {t['mapped']} mapped; "
+                      f"{t['fallback']} of {t['decisions']} decisions fell back to check/call")
     return 0 if dealer.returncode == 0 else 1
+
+
+def _summary_path(log_path: Path, seat: int) -> Path:
+    return log_path.with_suffix(f".player{seat + 1}.json")
+
+
+def _translation(path: Path) -> dict[str, object] | None:
+    """The translation counts a strategy player wrote at its end (None if it wrote none)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    t = doc.get("translation") if isinstance(doc, dict) else None
+    return t if isinstance(t, dict) else None
 
 
 class _HandCounter:

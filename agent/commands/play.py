@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
+from poker._atomic import atomic_write_bytes
 from poker.game import Game, load_game
 
 from .. import eventloop
-from ..bots import BOTS, make_bot
+from ..bots import BOTS, UnknownBotError, make_player
+from ..strategy_player import StrategyPlayer
 from ..cli import UserError
 from ..client import ClientError, MatchSummary, play_match
 from ..eventloop import DEFAULT_SPIN_US
@@ -41,12 +46,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "examples:\n"
             "  pokerbot play --host 127.0.0.1 --port 10822 --bot random --seed 1\n"
             "  pokerbot play --port 9001 --bot equity --game holdem.limit.2p.reverse_blinds\n"
-            "  pokerbot play --port 9001 --hands 3000 --read-timeout 60"
+            "  pokerbot play --port 9001 --hands 3000 --read-timeout 60\n"
+            "  pokerbot play --port 9001 --game leduc.nolimit.2p --strategy strategies/leduc.nolimit.2p.strategy"
         ),
     )
     p.add_argument("--host", default="127.0.0.1", help="dealer address (default 127.0.0.1)")
     p.add_argument("--port", type=int, required=True, help="this seat's dealer port")
-    p.add_argument("--bot", default="call", choices=sorted(BOTS), help="which bot plays (default call)")
+    p.add_argument("--bot", default="call", metavar="BOT",
+                   help=f"which bot plays: {', '.join(sorted(BOTS))}, or strategy:FILE (default call)")
+    p.add_argument("--strategy", metavar="FILE",
+                   help="play a strategy file written by 'pokerbot train' (the same as --bot strategy:FILE)")
+    p.add_argument("--purify", type=float, default=0.0, metavar="T",
+                   help="strategy: drop actions below probability T and renormalize (default 0: none)")
+    p.add_argument("--tables", metavar="DIR",
+                   help="strategy: a card abstraction directory whose bucket tables replace computing "
+                        "buckets from the cards (used only if built from the file's model)")
+    p.add_argument("--summary", type=Path, metavar="FILE",
+                   help="write a JSON summary at the end (chips, hands and, for a strategy, its "
+                        "translation counts)")
     p.add_argument("--game", default="holdem.nolimit.2p.reverse_blinds",
                    help="the game the dealer runs (shipped name or .game file)")
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
@@ -147,7 +164,12 @@ def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
     game = load_game(args.game)
     spin_us(args)
-    bot = make_bot(args.bot, args.seed)
+    if args.strategy is not None:
+        args.bot = f"strategy:{args.strategy}"
+    try:
+        bot = make_player(args.bot, game, args.seed, purify=args.purify, tables=args.tables)
+    except (UnknownBotError, ValueError) as exc:  # StrategyFileError is a ValueError
+        raise UserError(str(exc)) from None
     mqtt = mqtt_config(args)
     try:
         summary = eventloop.run(_play(args, game, bot, mqtt))
@@ -161,4 +183,9 @@ def run(args: argparse.Namespace) -> int:
     if why is not None:
         print(f"pokerbot play: error: {why}", file=sys.stderr)
     print(summary)
+    if args.summary is not None:
+        doc: dict[str, Any] = {"bot": args.bot, "completed": why is None, "summary": str(summary)}
+        if isinstance(bot, StrategyPlayer):
+            doc["translation"] = bot.summary()
+        atomic_write_bytes(args.summary, (json.dumps(doc) + "\n").encode())
     return 0 if why is None else 1

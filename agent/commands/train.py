@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,8 @@ from solver.chance import lossless_bucket_counts
 from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.problem import make_problem
 from solver.sampled import SampledCFRSolver
-from solver.strategy_io import cards_record, save_strategy
+from solver.strategy import Strategy
+from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
 from solver.training import TrainResult, train
 from solver.tree import table_offsets
 
@@ -105,6 +107,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         choices=("auto", "float64", "float32"),
         default="auto",
         help=f"table precision of es/os/tcfr (auto: float32 above {AUTO_FLOAT32_ENTRIES:,} entries)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=("u8", "f32"),
+        default="u8",
+        help="stored policy: u8, one byte per probability, rows summing to 255 (default), or f32",
     )
     p.add_argument(
         "--averaging",
@@ -300,7 +308,32 @@ def run(args: argparse.Namespace) -> int:
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
     progress.update(res.iterations, **end)
     progress.close()
-    save_strategy(args.out, strategy, "float32" if options.get("dtype") == "float32" else "float64")
+    stored, stored_real = final, real
+    if final is not None and args.precision == "u8":
+        # the figures the file can claim are those of the policy it stores
+        q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, list(problem.chance.n_buckets)))
+        stored, stored_real = abstract_and_real_exploitability(
+            Strategy(problem, q, strategy.iterations, strategy.algorithm)
+        )
+    training = {
+        "algorithm": args.algo,
+        "iterations": int(solver.iterations),
+        "seconds": round(done_seconds + res.seconds, 3),
+        "seed": args.seed if sampled else None,
+        "threads": options.get("threads", 1),
+        "options": solver.options() if sampled else dict(options),
+        "recipe": "pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
+    }
+    evaluation: dict[str, Any] = {}
+    if stored is not None and stored_real is not None:
+        evaluation = {
+            "precision": args.precision,
+            "exploitability": stored.exploitability,
+            "mbb_per_game": stored.mbb_per_game,
+            "real_exploitability": stored_real.exploitability,
+            "real_mbb_per_game": stored_real.mbb_per_game,
+        }
+    save_strategy(args.out, strategy, args.precision, training=training, evaluation=evaluation)
     wrote_ckpt = None
     if interrupted or args.checkpoint is not None or args.checkpoint_every:
         save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
@@ -323,6 +356,9 @@ def run(args: argparse.Namespace) -> int:
         "mbb_per_game": final.mbb_per_game if final is not None else None,
         "real_exploitability": real.exploitability if real is not None else None,
         "real_mbb_per_game": real.mbb_per_game if real is not None else None,
+        "precision": args.precision,
+        "stored_exploitability": stored.exploitability if stored is not None else None,
+        "stored_real_exploitability": stored_real.exploitability if stored_real is not None else None,
         "out": str(args.out),
         "checkpoint": wrote_ckpt,
         "interrupted": interrupted,
@@ -345,3 +381,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130
     return 0
+
+
+def _recipe_args(argv: list[str]) -> list[str]:
+    """The command line as it was given, quoted where a word needs it (the file's recipe)."""
+    return [shlex.quote(a) for a in argv]

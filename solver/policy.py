@@ -1,0 +1,328 @@
+"""The translated policy: a blueprint's strategy played in the real game.
+
+A strategy is defined on the abstract betting tree (:mod:`solver.tree`); the real game
+allows any legal bet. :class:`TranslatedPolicy` follows a hand's real betting through
+the abstract tree and answers with the blueprint's action probabilities:
+
+* each real action is mapped to an abstract child of the current abstract node
+  (:meth:`TranslatedPolicy.translate`): fold and call to themselves, a real raise by the
+  randomized pseudo-harmonic mapping over the node's raise sizes, in pots after calling
+  (:mod:`abstraction.translation`; a real all-in goes to the abstract all-in where the tree
+  has one); a player's own actions are abstract already (:class:`HandWalk` remembers which
+  child it chose);
+* the information set is (abstract node, bucket of the actor's cards on that street);
+  buckets come from the cards through the strategy's bucket function;
+* an abstract action becomes a legal real action from the *real* pot and bets
+  (:meth:`TranslatedPolicy.real_action`): a raise of the blueprint's pot fraction of the
+  real pot as a raise-to, clamped into the real legal range; a fold where checking is
+  free becomes a check; a raise where the real game allows none becomes a call.
+
+Where the tree cannot follow (:class:`HandWalk`), the player checks or calls, and never
+folds; each such decision is counted as a *fallback*. That happens after a real raise
+was mapped to a call (a bet smaller than every abstract size, or a raise past the
+abstraction's cap) when the abstract street has ended but the real one goes on: the
+player calls the real bet, and the two are in step again at the next street. It also
+happens, for the rest of the hand, if the opponent acts where the abstract tree has
+nobody to act.
+
+Randomness is keyed, never drawn from a shared generator: the mapping of the action at
+place ``k`` of hand ``h`` uses ``uniform(seed, h, k)`` (:func:`abstraction.translation.uniform`),
+so the choice is made once, kept for the hand, and a match with the same seed replays
+exactly. Evaluation needs no sockets: :meth:`TranslatedPolicy.translate` returns the
+mapping's outcomes with their probabilities, for exact computations over the mixture.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from abstraction.betting import ALL_IN, pot_after_call
+from abstraction.translation import CALL, map_bet, real_raise_to, uniform
+from poker.state import Action, ActionKind, State
+
+from .tree import CHANCE, DECISION, Tree
+
+__all__ = ["BucketFn", "HandWalk", "TranslationCounts", "TranslatedPolicy"]
+
+#: ``bucket(street, hole, board) -> bucket``: ``board`` holds the board cards dealt
+#: through ``street``, in dealing order.
+BucketFn = Callable[[int, Sequence[int], Sequence[int]], int]
+
+_ACT_FOLD, _ACT_CALL, _ACT_RAISE = 0, 1, 2
+_STREAM_MAP, _STREAM_ACT = 0, 1
+
+
+@dataclass
+class TranslationCounts:
+    """How a player's hands went through the tree.
+
+    ``on_tree``: opponent actions the tree holds exactly (a fold, a call, a raise of one of
+    the abstract sizes); ``mapped``: opponent raises translated to other sizes, or to a
+    call; ``fallback``: own decisions the tree could not answer (the player checked or
+    called); ``decisions``: own decisions in all.
+    """
+
+    on_tree: int = 0
+    mapped: int = 0
+    fallback: int = 0
+    decisions: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """Plain data for JSON."""
+        return {
+            "on_tree": self.on_tree,
+            "mapped": self.mapped,
+            "fallback": self.fallback,
+            "decisions": self.decisions,
+        }
+
+
+class TranslatedPolicy:
+    """An abstract strategy played in the real game (see the module docstring).
+
+    ``tree``: the abstract betting tree (with its ``size`` labels); ``offset``: each
+    decision node's first table entry; ``table``: the average strategy, float or 1-byte
+    quantized (rows summing to ``scale``: 255 for uint8, 1 for float); ``bucket``: the
+    bucket function; ``mapping``: the translation (:data:`abstraction.translation.MAPPINGS`);
+    ``purify``: actions below this probability are dropped and the rest renormalized.
+    """
+
+    def __init__(
+        self,
+        tree: Tree,
+        offset: np.ndarray,
+        table: np.ndarray,
+        bucket: BucketFn,
+        *,
+        mapping: str = "pseudo_harmonic",
+        purify: float = 0.0,
+    ) -> None:
+        if tree.size is None:
+            raise ValueError("the tree has no raise sizes: build it with solver.tree.build_tree")
+        if not 0.0 <= purify < 1.0:
+            raise ValueError(f"purification threshold {purify} is not in [0, 1)")
+        self.tree = tree
+        self.game = tree.game
+        self.offset = offset
+        self.table = table
+        self.scale = 255.0 if table.dtype == np.uint8 else 1.0
+        self.bucket = bucket
+        self.mapping = mapping
+        self.purify = float(purify)
+        self.snap = tree.betting.snap if tree.betting is not None else 0.0
+        # Python lists: one decision reads a few entries, far cheaper than numpy scalars.
+        self._kind = tree.kind.tolist()
+        self._player = tree.player.tolist()
+        self._street = tree.street.tolist()
+        self._child = tree.child.tolist()
+        self._n_child = tree.n_child.tolist()
+        self._action = tree.action.tolist()
+        self._amount = tree.amount.tolist()
+        self._size = tree.size.tolist()
+        self._spent = tree.spent.tolist()
+        self._offset = offset.tolist()
+
+    # -- the strategy at an information set
+
+    def probabilities(self, node: int, bucket: int) -> np.ndarray:
+        """Action probabilities (float64, summing to 1) at decision ``node`` for
+        ``bucket``, purified when asked."""
+        n = self._n_child[node]
+        o = self._offset[node] + bucket * n
+        p = np.asarray(self.table[o : o + n], dtype=np.float64) / self.scale
+        total = p.sum()
+        p = p / total if total > 0 else np.full(n, 1.0 / n)
+        if self.purify > 0.0:
+            kept = np.where(p >= self.purify, p, 0.0)
+            if kept.sum() <= 0.0:
+                kept = (p == p.max()).astype(np.float64)
+            p = kept / kept.sum()
+        return p
+
+    def children(self, node: int) -> range:
+        """The children of ``node``, in action order."""
+        c = self._child[node]
+        return range(c, c + self._n_child[node])
+
+    # -- real to abstract
+
+    def in_step(self, node: int, state: State) -> bool:
+        """The abstract ``node`` is the decision the real ``state`` waits for: same street,
+        same player to act."""
+        return (
+            node >= 0
+            and self._kind[node] == DECISION
+            and self._player[node] == state.actor
+            and self._street[node] == state.round
+        )
+
+    def sync(self, node: int, state: State) -> int:
+        """``node`` moved past the chance nodes the real ``state`` has passed (the board
+        of each street the real betting reached)."""
+        while node >= 0 and self._kind[node] == CHANCE and self._street[node] < state.round:
+            node = self._child[node]
+        return node
+
+    def raise_children(self, node: int) -> tuple[list[int], list[float]]:
+        """The raise children of decision ``node`` and their sizes in pots after calling,
+        measured in the abstract game (ascending)."""
+        spent = self._spent[node]
+        actor = self._player[node]
+        base, pot = max(spent), pot_after_call(spent, actor)
+        kids = [c for c in self.children(node) if self._action[c] == _ACT_RAISE]
+        return kids, [(self._amount[c] - base) / pot for c in kids]
+
+    def translate(
+        self, node: int, state: State, action: Action
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """Where the real ``action`` of ``state``'s actor goes from abstract ``node``
+        (which must be :meth:`in_step` with ``state``): ``([(child, probability), ...],
+        on_tree)``; ``on_tree`` is True when the tree holds the action exactly.
+
+        A fold or call maps to the fold or call child; a raise is mapped by the
+        translation (a real all-in to the abstract all-in where there is one, and where
+        the node has no raise child, to the call).
+        """
+        kind = action.kind
+        kids = self.children(node)
+        if kind is ActionKind.FOLD:
+            folds = [c for c in kids if self._action[c] == _ACT_FOLD]
+            if folds:
+                return [(folds[0], 1.0)], True
+            kind = ActionKind.CALL  # a free fold is a check (the dealer repairs it so)
+        call = next(c for c in kids if self._action[c] == _ACT_CALL)
+        if kind is ActionKind.CALL:
+            return [(call, 1.0)], True
+        raises, sizes = self.raise_children(node)
+        if self.game.is_limit:
+            return ([(raises[0], 1.0)], True) if raises else ([(call, 1.0)], False)
+        amount = action.amount
+        assert amount is not None
+        if amount == state.max_raise_to:
+            all_in = [c for c in raises if self._size[c] == ALL_IN]
+            if all_in:
+                return [(all_in[0], 1.0)], True
+        x = (amount - state.max_spent) / pot_after_call(state.spent, state.actor or 0)
+        out = [(call if i == CALL else raises[i], p) for i, p in map_bet(x, sizes, self.mapping)]
+        exact = len(out) == 1 and out[0][0] != call and any(math.isclose(x, s) for s in sizes)
+        return out, exact
+
+    # -- abstract to real
+
+    def real_action(self, child: int, state: State) -> Action:
+        """The legal real action for abstract ``child`` in the real ``state`` (see the
+        module docstring)."""
+        a = self._action[child]
+        if a == _ACT_FOLD:
+            return Action.fold() if state.can_fold() else Action.call()
+        if a == _ACT_CALL:
+            return Action.call()
+        lo, hi = state.min_raise_to, state.max_raise_to
+        if lo is None or hi is None:
+            return Action.call()
+        p = state.actor
+        assert p is not None
+        return Action.raise_to(real_raise_to(self._size[child], state.spent, p, lo, hi, self.snap))
+
+
+@dataclass
+class HandWalk:
+    """One hand followed through the abstract tree by the player at ``position``.
+
+    Call :meth:`decide` whenever the player is to act: it first catches up with every real
+    action since the last call, then answers. ``seed`` and ``hand`` key the random choices
+    (see the module docstring). With ``own`` False (looking at a history from outside,
+    as ``pokerbot inspect`` does) the player's own actions are translated like the
+    opponent's.
+    """
+
+    policy: TranslatedPolicy
+    position: int
+    seed: int
+    hand: int
+    counts: TranslationCounts = field(default_factory=TranslationCounts)
+    node: int = 0
+    lost: bool = False
+    seen: int = 0
+    _own: dict[int, int] = field(default_factory=dict)
+    _real: State | None = None
+    _buckets: dict[int, int] = field(default_factory=dict)
+
+    def update(self, state: State) -> None:
+        """Follow every real action of ``state`` not seen yet (``state`` is this hand's)."""
+        history = state.history
+        if self._real is None:
+            self._real = State.new_hand(state.game)
+        pol = self.policy
+        while self.seen < len(history):
+            k = self.seen
+            logged = history[k]
+            real = self._real
+            if not self.lost:
+                self.node = pol.sync(self.node, real)
+                if pol.in_step(self.node, real):
+                    mine = logged.actor == self.position
+                    if mine and k in self._own:
+                        self.node = self._own[k]
+                    else:
+                        outcomes, exact = pol.translate(self.node, real, logged.action)
+                        self.node = _pick(outcomes, uniform(self.seed, self.hand, k, _STREAM_MAP))
+                        if not mine:
+                            if exact:
+                                self.counts.on_tree += 1
+                            else:
+                                self.counts.mapped += 1
+                elif logged.actor != self.position:
+                    # The opponent acts where the tree has nobody to act: nothing to follow.
+                    self.lost = True
+            self._real = real.apply(logged.action)
+            self.seen += 1
+
+    def decide(
+        self, state: State, hole: Sequence[int], board: Sequence[int], own: bool = True
+    ) -> tuple[Action, np.ndarray | None]:
+        """The real action at ``state`` (this player to act) for these cards, and the
+        abstract probabilities it was drawn from (None for a fallback call)."""
+        self.update(state)
+        pol = self.policy
+        self.counts.decisions += 1
+        self.node = pol.sync(self.node, state) if not self.lost else self.node
+        if self.lost or not pol.in_step(self.node, state):
+            self.counts.fallback += 1
+            return Action.call(), None
+        street = state.round
+        b = self._buckets.get(street)
+        if b is None:
+            b = self._buckets[street] = pol.bucket(street, hole, board)
+        probs = pol.probabilities(self.node, b)
+        k = len(state.history)
+        i = _draw(probs, uniform(self.seed, self.hand, k, _STREAM_ACT))
+        child = pol._child[self.node] + i
+        if own:
+            self._own[k] = child
+        return pol.real_action(child, state), probs
+
+
+def _pick(outcomes: list[tuple[int, float]], u: float) -> int:
+    acc = 0.0
+    for child, p in outcomes:
+        acc += p
+        if u < acc:
+            return child
+    return outcomes[-1][0]
+
+
+def _draw(probs: np.ndarray, u: float) -> int:
+    acc = 0.0
+    last = 0
+    for i, p in enumerate(probs.tolist()):
+        if p > 0.0:
+            last = i
+            acc += p
+            if u < acc:
+                return i
+    return last
