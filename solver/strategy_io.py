@@ -86,10 +86,12 @@ __all__ = [
     "check_cards",
     "describe_cards",
     "dumps",
+    "dumps_policy",
     "load_strategy",
     "loads",
     "open_strategy",
     "quantize",
+    "save_policy",
     "save_strategy",
     "tree_hash",
 ]
@@ -196,33 +198,18 @@ def tree_hash(tree: Tree) -> str:
 def cards_record(p: Problem, *, model: bool = False) -> dict[str, Any]:
     """The ``cards`` field of a file over ``p`` (see the module docstring; training
     checkpoints record the same, without the model). With ``model`` the card
-    abstraction's model is included (its arrays are returned by :func:`_model_arrays`).
+    abstraction's model is included (format 3).
 
     Raises ``ValueError`` for buckets given as a bare function: nothing would let a
     reader rebuild them.
     """
     buckets = [int(b) for b in p.chance.n_buckets]
-    ab = p.abstraction
-    if ab is not None:
-        rec: dict[str, Any] = {
-            "abstraction": "card",
-            "buckets": buckets,
-            "content_hash": ab.content_hash,
-            "game": ab.game.name,
-            "params": ab.params.to_json(),
-            "directory": str(ab.directory) if ab.directory is not None else "",
-        }
-        if model:
-            meta, _ = ab.model()
-            rec["model"] = meta
-            rec["model_hash"] = ab.model_hash
-        return rec
-    if not p.chance.lossless:
+    if p.abstraction is None and not p.chance.lossless:
         raise ValueError(
             "the strategy's buckets come from a bare bucket function, not a card abstraction: "
             "a file could not say how to rebuild them"
         )
-    return {"abstraction": "lossless", "buckets": buckets}
+    return _card_fields(p.abstraction, buckets, model)
 
 
 def describe_cards(cards: dict[str, Any]) -> str:
@@ -276,11 +263,28 @@ def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, sour
 # ------------------------------------------------------------------ writing
 
 
-def _model_arrays(p: Problem) -> dict[str, np.ndarray]:
-    if p.abstraction is None:
-        return {}
-    _, arrays = p.abstraction.model()
-    return {f"model.{k}": v for k, v in arrays.items()}
+def _card_fields(abstraction: CardAbstraction | None, buckets: list[int], model: bool) -> dict[str, Any]:
+    """The ``cards`` record of ``abstraction`` (None: lossless buckets ``buckets``)."""
+    if abstraction is None:
+        return {"abstraction": "lossless", "buckets": buckets}
+    ab = abstraction
+    try:
+        content = ab.content_hash
+    except ValueError:  # a model with no tables and no record of the build it came from
+        content = ""
+    rec: dict[str, Any] = {
+        "abstraction": "card",
+        "buckets": buckets,
+        "content_hash": content,
+        "game": ab.game.name,
+        "params": ab.params.to_json(),
+        "directory": str(ab.directory) if ab.directory is not None else "",
+    }
+    if model:
+        meta, _ = ab.model()
+        rec["model"] = meta
+        rec["model_hash"] = ab.model_hash
+    return rec
 
 
 def dumps(
@@ -296,27 +300,76 @@ def dumps(
     made (algorithm and iterations are taken from ``strategy`` when absent);
     ``evaluation``: figures measured on the stored (quantized) policy.
     """
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     p = strategy.problem
     cards = cards_record(p, model=True)
-    if precision == "u8":
-        policy = quantize(strategy.policy, p.tree, p.offset, list(p.chance.n_buckets))
-    else:
-        policy = np.ascontiguousarray(strategy.policy, dtype="<f4")
-    arrays = {"policy": policy, **_model_arrays(p)}
     train = {"algorithm": strategy.algorithm, "iterations": int(strategy.iterations)}
     train.update(training or {})
+    return _encode(p.tree, p.offset, cards, p.abstraction, strategy.policy, precision, train, evaluation)
+
+
+def dumps_policy(
+    game: Game,
+    betting: str | None,
+    policy: np.ndarray,
+    *,
+    abstraction: CardAbstraction | None = None,
+    precision: str = "u8",
+    training: dict[str, Any] | None = None,
+    evaluation: dict[str, Any] | None = None,
+) -> bytes:
+    """A format-3 file from a policy table alone, without a :class:`Problem`: for games
+    whose chance layer cannot be listed (the full deck). ``policy`` is addressed over
+    ``build_tree(game, betting)`` with the abstraction's bucket counts (lossless counts
+    without one): probabilities (float) or already quantized rows (uint8 summing to 255).
+    """
+    from .chance import lossless_bucket_counts
+
+    tree = build_tree(game, betting)
+    counts = abstraction.bucket_counts if abstraction is not None else list(lossless_bucket_counts(game))
+    offset, size = table_offsets(tree, counts)
+    if policy.shape != (size,):
+        raise ValueError(f"policy has shape {policy.shape}, the table has {size} entries")
+    cards = _card_fields(abstraction, [int(c) for c in counts], model=True)
+    return _encode(tree, offset, cards, abstraction, policy, precision, dict(training or {}), evaluation)
+
+
+def save_policy(path: str | Path, game: Game, betting: str | None, policy: np.ndarray, **kwargs: Any) -> None:
+    """Write :func:`dumps_policy` ``(game, betting, policy, **kwargs)`` to ``path`` atomically."""
+    atomic_write_bytes(Path(path), dumps_policy(game, betting, policy, **kwargs))
+
+
+def _encode(
+    tree: Tree,
+    offset: np.ndarray,
+    cards: dict[str, Any],
+    abstraction: CardAbstraction | None,
+    policy: np.ndarray,
+    precision: str,
+    training: dict[str, Any],
+    evaluation: dict[str, Any] | None,
+) -> bytes:
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    size = int(policy.shape[0])
+    if precision == "u8":
+        table = policy if policy.dtype == np.uint8 else quantize(policy, tree, offset, cards["buckets"])
+    else:
+        table = np.ascontiguousarray(dequantize(policy), dtype="<f4")
+    arrays = {"policy": table}
+    if abstraction is not None:
+        _, model = abstraction.model()
+        arrays.update({f"model.{k}": v for k, v in model.items()})
+    game = tree.game
     header: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
-        "game": p.game.to_text(),
-        "game_name": p.game.name,
-        "betting": p.tree.betting_spec,
+        "game": game.to_text(),
+        "game_name": game.name,
+        "betting": tree.betting_spec,
         "cards": cards,
-        "tree": {"nodes": p.tree.n_nodes, "table_size": p.size, "sha256": tree_hash(p.tree)},
+        "tree": {"nodes": tree.n_nodes, "table_size": size, "sha256": tree_hash(tree)},
         "precision": precision,
-        "training": train,
+        "training": training,
         "evaluation": evaluation or {},
         "arrays": {},
         "end": 0,
