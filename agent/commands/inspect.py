@@ -1,0 +1,661 @@
+"""``pokerbot inspect``: look inside a strategy file.
+
+Without options: the file's metadata (game, betting, card buckets, precision, sizes,
+arrays, training record and the evaluation figures stored in it). With ``--history`` and
+``--hand``: the action distribution the player would play at that real betting history
+with those cards. With ``--grid``: the 13 x 13 preflop grid of a hold'em strategy.
+
+A real history is followed through the abstract tree the way the player follows it
+(:class:`solver.policy.HandWalk` with ``own=False``: every action, the player's own too,
+is translated), but instead of drawing one mapping outcome the walk keeps them all:
+where a real bet maps to two abstract sizes, both branches are followed with their
+mapping probabilities, and the distribution shown is the mixture, with each abstract
+path listed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abstraction.translation import MAPPINGS
+from poker.cards import CardError, deck_cards, format_cards, parse_cards
+from poker.game import Game
+from poker.state import ActionKind, State
+from solver.policy import BucketFn, TranslatedPolicy
+from solver.strategy_io import StrategyFile, open_strategy
+from solver.tree import Tree
+
+from ..cli import UserError
+
+__all__ = [
+    "Branch",
+    "GRID_RANKS",
+    "PLOT_HINT",
+    "distribution",
+    "follow",
+    "grid_classes",
+    "parse_history",
+    "preflop_grid",
+    "register",
+    "run",
+]
+
+#: The line printed when ``--png`` is asked for without matplotlib.
+PLOT_HINT = "install the plot extra: pip install -e '.[plot]'"
+#: Grid rows and columns, highest rank first.
+GRID_RANKS = "AKQJT98765432"
+_SUITS_HIGH = "shdc"
+_KIND_NAME = {ActionKind.FOLD: "fold", ActionKind.CALL: "call", ActionKind.RAISE: "raise"}
+_KIND_ORDER = {"fold": 0, "call": 1, "raise": 2}
+_SHOW = ("raise", "call", "fold", "top")
+_ANSI = {"raise": "\033[31m", "call": "\033[32m", "fold": "\033[34m"}
+_ANSI_RESET = "\033[0m"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``inspect`` subcommand."""
+    p = sub.add_parser(
+        "inspect",
+        help="look inside a strategy file: metadata, the policy at a history, preflop grid",
+        description=(
+            "Show what a strategy file written by 'pokerbot train' holds. Without options: "
+            "game, betting abstraction, card buckets, precision, sizes, arrays, the training "
+            "record (with the command that made it) and the evaluation figures stored in the "
+            "file. With --history H --hand CARDS: the action distribution at the real ACPC "
+            "betting history H for the acting player holding CARDS, each abstract action "
+            "with the real action it becomes from the real pot and its probability. The "
+            "history is translated as the player would translate it; where a real bet maps "
+            "to two abstract sizes, both are followed and the mixture is shown, with each "
+            "abstract path and its weight. With --grid (hold'em): the 13x13 preflop grid "
+            "(pairs on the diagonal, suited above, offsuit below) at a preflop history."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  pokerbot inspect leduc.strategy\n"
+            "  pokerbot inspect leduc.strategy --history '' --hand Ks\n"
+            "  pokerbot inspect leduc.strategy --history r7 --hand Ah --json\n"
+            "  pokerbot inspect leduc.strategy --history cc/r4 --hand Qs --board Kh\n"
+            "  pokerbot inspect holdem.strategy --history r300c/cr900 --hand AsKd --board 7h8c2d\n"
+            "  pokerbot inspect holdem.strategy --grid --history r300 --show top\n"
+            "  pokerbot inspect holdem.strategy --grid --png grid.png   (needs the plot extra)\n"
+            "JSON (last line): the metadata; with --hand also history, hand, board, bucket, "
+            "actions [{label, real, probability}] (the mixture) and paths [{abstract, "
+            "weight, steps, actions}]; with --grid, grid (169 entries, row by row)."
+        ),
+    )
+    p.add_argument("file", help="strategy file written by 'pokerbot train'")
+    p.add_argument(
+        "--history",
+        metavar="H",
+        help="real ACPC betting, e.g. 'r300c/cr900', 'cc/r4' or '' for the first decision",
+    )
+    p.add_argument("--hand", metavar="CARDS", help="the acting player's hole cards, e.g. AsKd or Ks")
+    p.add_argument(
+        "--board", metavar="CARDS", default="", help="board cards in dealing order, past preflop"
+    )
+    p.add_argument("--grid", action="store_true", help="hold'em: the 13x13 preflop grid")
+    p.add_argument(
+        "--show",
+        choices=_SHOW,
+        default="raise",
+        help="grid cell: raise, call or fold probability, or top (the most likely action); "
+        "default raise",
+    )
+    p.add_argument("--png", type=Path, metavar="OUT", help="draw the grid to a PNG (matplotlib)")
+    p.add_argument("--no-color", action="store_true", help="no ANSI colours in the grid")
+    p.add_argument(
+        "--mapping",
+        choices=MAPPINGS,
+        default=MAPPINGS[0],
+        help=f"action translation of real bets (default {MAPPINGS[0]})",
+    )
+    p.add_argument(
+        "--tables",
+        metavar="DIR",
+        help="card abstraction directory whose bucket tables speed up bucketing",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.set_defaults(func=run)
+
+
+# ------------------------------------------------------------------ following a history
+
+
+@dataclass
+class Branch:
+    """One way the abstract tree follows a real history: the abstract ``node`` reached,
+    its ``weight`` (product of mapping probabilities), ``lost`` when the tree could not
+    follow, and ``steps``: for each real action, the abstract action it became."""
+
+    node: int
+    weight: float
+    lost: bool = False
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_history(game: Game, text: str) -> State:
+    """The real state after ACPC betting ``text`` (``/`` optional between streets); raises
+    :class:`UserError` for text that is not a legal history of ``game`` or that ends the
+    hand."""
+    try:
+        state = State.from_betting(game, text.strip(), strict=False)
+    except ValueError as exc:
+        raise UserError(f"--history {text!r} is not legal in {game.name or 'this game'}: {exc}") from None
+    if state.actor is None:
+        raise UserError(f"--history {text!r} ends the hand: nobody is to act")
+    return state
+
+
+def follow(policy: TranslatedPolicy, state: State) -> list[Branch]:
+    """Every abstract branch the real history of ``state`` reaches, with its weight,
+    for the player to act at ``state``: :meth:`solver.policy.HandWalk.update` with
+    ``own=False``, keeping every mapping outcome instead of drawing one."""
+    position = state.actor
+    limit = state.game.is_limit
+    tree = policy.tree
+    branches = [Branch(0, 1.0)]
+    real = State.new_hand(state.game)
+    for logged in state.history:
+        text = logged.action.to_acpc(limit)
+        merged: dict[tuple[int, bool], Branch] = {}
+
+        def add(b: Branch) -> None:
+            key = (b.node, b.lost)
+            if key in merged:
+                merged[key].weight += b.weight
+            else:
+                merged[key] = b
+
+        for b in branches:
+            if not b.lost:
+                node = policy.sync(b.node, real)
+                if policy.in_step(node, real):
+                    outcomes, exact = policy.translate(node, real, logged.action)
+                    for child, p in outcomes:
+                        step = {
+                            "real": text,
+                            "abstract": tree.action_label(child),
+                            "probability": p,
+                            "exact": exact,
+                        }
+                        add(Branch(child, b.weight * p, False, [*b.steps, step]))
+                    continue
+                lost = logged.actor != position
+                note = "off the tree: nobody acts there" if lost else "not followed"
+                add(Branch(node, b.weight, lost, [*b.steps, {"real": text, "abstract": None,
+                                                             "probability": 1.0, "note": note}]))
+                continue
+            add(Branch(b.node, b.weight, True, [*b.steps, {"real": text, "abstract": None,
+                                                           "probability": 1.0, "note": "lost"}]))
+        branches = list(merged.values())
+        real = real.apply(logged.action)
+    for b in branches:
+        if not b.lost:
+            b.node = policy.sync(b.node, state)
+            if not policy.in_step(b.node, state):
+                b.lost = True
+    return branches
+
+
+def _real_entry(state: State, action: Any) -> tuple[str, str]:
+    """(kind name, ACPC text) of a real action at ``state``."""
+    return _KIND_NAME[action.kind], action.to_acpc(state.game.is_limit)
+
+
+def _abstract_label(tree: Tree, node: int, child: int) -> tuple[str, float | str | None]:
+    """Human label of abstract ``child`` of ``node`` and its pot fraction ('all-in', or
+    None for fold/call and limit raises)."""
+    a = int(tree.action[child])
+    if a == 0:
+        return "fold", None
+    if a == 1:
+        spent = tree.spent[node]
+        return ("check" if spent[int(tree.player[node])] == spent.max() else "call"), None
+    if tree.game.is_limit or tree.size is None or math.isnan(float(tree.size[child])):
+        return "raise", None
+    size = float(tree.size[child])
+    if size < 0:
+        return "raise all-in", "all-in"
+    return f"raise {size:g}p", size
+
+
+def _actions_at(policy: TranslatedPolicy, state: State, node: int, bucket: int) -> list[dict[str, Any]]:
+    """Each abstract action of decision ``node`` for ``bucket``: label, abstract and real
+    action, pot fraction, probability."""
+    tree = policy.tree
+    probs = policy.probabilities(node, bucket)
+    out = []
+    for i, child in enumerate(policy.children(node)):
+        label, size = _abstract_label(tree, node, child)
+        kind, real = _real_entry(state, policy.real_action(child, state))
+        out.append({
+            "label": label,
+            "abstract": tree.action_label(child),
+            "real": real,
+            "kind": kind,
+            "size": size,
+            "probability": float(probs[i]),
+        })
+    return out
+
+
+def _fallback(state: State) -> list[dict[str, Any]]:
+    label = "check" if state.to_call == 0 else "call"
+    return [{"label": f"{label} (fallback: the tree cannot follow)", "abstract": None, "real": "c",
+             "kind": "call", "size": None, "probability": 1.0}]
+
+
+def _mix(paths: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The paths' actions combined by real action, weighted by the paths' weights."""
+    acc: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for a in path["actions"]:
+            e = acc.get(a["real"])
+            if e is None:
+                e = acc[a["real"]] = {"label": a["label"], "real": a["real"], "kind": a["kind"],
+                                      "probability": 0.0, "_labels": [a["label"]]}
+            elif a["label"] not in e["_labels"]:
+                e["_labels"].append(a["label"])
+                e["label"] = " | ".join(e["_labels"])
+            e["probability"] += path["weight"] * a["probability"]
+    out = sorted(acc.values(), key=lambda e: (_KIND_ORDER[e["kind"]], _raise_amount(e["real"])))
+    for e in out:
+        del e["_labels"]
+    return out
+
+
+def _raise_amount(real: str) -> int:
+    return int(real[1:]) if real.startswith("r") and len(real) > 1 else 0
+
+
+def distribution(
+    policy: TranslatedPolicy, state: State, branches: Sequence[Branch], bucket: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(actions, paths)`` at ``state`` for ``bucket``: the mixture over ``branches``
+    (by real action) and each branch with its own abstract actions."""
+    tree = policy.tree
+    paths = []
+    for b in branches:
+        live = not b.lost
+        paths.append({
+            "abstract": tree.betting_string(b.node) if live else None,
+            "node": int(b.node),
+            "weight": b.weight,
+            "fallback": not live,
+            "steps": b.steps,
+            "actions": _actions_at(policy, state, b.node, bucket) if live else _fallback(state),
+        })
+    return _mix(paths), paths
+
+
+# ------------------------------------------------------------------ the preflop grid
+
+
+def grid_classes() -> list[tuple[int, int, str, list[int]]]:
+    """The 169 preflop classes row by row: ``(row, col, name, representative cards)``;
+    pairs on the diagonal, suited above it (row rank higher), offsuit below."""
+    out = []
+    for i, r1 in enumerate(GRID_RANKS):
+        for j, r2 in enumerate(GRID_RANKS):
+            if i == j:
+                name, cards = r1 + r1, f"{r1}s{r1}h"
+            elif j > i:
+                name, cards = f"{r1}{r2}s", f"{r1}s{r2}s"
+            else:
+                name, cards = f"{r2}{r1}o", f"{r2}s{r1}h"
+            out.append((i, j, name, parse_cards(cards)))
+    return out
+
+
+def _check_holdem(game: Game) -> None:
+    if game.num_hole_cards != 2 or game.num_ranks != 13 or game.num_suits != 4:
+        raise UserError(
+            f"--grid needs a hold'em game (2 hole cards, 13 ranks, 4 suits); {game.name or 'this game'} "
+            f"has {game.num_hole_cards} hole card(s), {game.num_ranks} ranks, {game.num_suits} suits"
+        )
+
+
+def preflop_grid(
+    tree: Tree,
+    offset: np.ndarray,
+    table: np.ndarray,
+    bucket_fn: BucketFn,
+    history: str | State = "",
+    *,
+    mapping: str = MAPPINGS[0],
+) -> dict[str, Any]:
+    """The 13x13 preflop grid of a hold'em strategy at the real preflop ``history``:
+    ``{"history", "actor", "paths", "grid"}`` where ``grid`` holds the 169 classes row by
+    row (:func:`grid_classes`), each with its representative ``cards``, ``bucket``
+    (``bucket_fn(0, hole, ())``), the mixed ``actions`` and the ``fold``, ``call`` and
+    ``raise`` probabilities. Raises :class:`UserError` for a game that is not hold'em or
+    a history that is not preflop."""
+    game = tree.game
+    _check_holdem(game)
+    state = parse_history(game, history) if isinstance(history, str) else history
+    if state.round != 0:
+        raise UserError(
+            f"--grid shows preflop decisions, but history {state.betting_string()!r} reaches street {state.round}"
+        )
+    policy = TranslatedPolicy(tree, offset, table, bucket_fn, mapping=mapping)
+    branches = follow(policy, state)
+    grid = []
+    paths: list[dict[str, Any]] = []
+    for row, col, name, cards in grid_classes():
+        bucket = int(bucket_fn(0, cards, ()))
+        actions, paths = distribution(policy, state, branches, bucket)
+        kinds = {k: sum(a["probability"] for a in actions if a["kind"] == k) for k in _KIND_ORDER}
+        grid.append({"hand": name, "cards": format_cards(cards), "row": row, "col": col,
+                     "bucket": bucket, "actions": actions, **kinds})
+    for p in paths:  # the per-hand actions of the last class mean nothing here
+        p.pop("actions", None)
+    return {"history": state.betting_string(), "actor": state.actor, "paths": paths, "grid": grid}
+
+
+def _cell(entry: dict[str, Any], show: str) -> tuple[str, str]:
+    """(text, dominant kind) of one grid cell, 4 characters wide."""
+    kind = max(_KIND_ORDER, key=lambda k: entry[k])
+    if show == "top":
+        return f"{kind[0]}{round(100 * entry[kind]):>3}", kind
+    return f"{round(100 * entry[show]):>4}", kind
+
+
+def _print_grid(doc: dict[str, Any], show: str, color: bool) -> None:
+    cells = {(e["row"], e["col"]): e for e in doc["grid"]}
+    print("     " + " ".join(f"{r:>4}" for r in GRID_RANKS))
+    for i, r in enumerate(GRID_RANKS):
+        parts = []
+        for j in range(13):
+            text, kind = _cell(cells[(i, j)], show)
+            parts.append(f"{_ANSI[kind]}{text}{_ANSI_RESET}" if color else text)
+        print(f"{r:>4} " + " ".join(parts))
+    what = "most likely action (f/c/r, all sizes of a raise together) and its %" if show == "top" \
+        else f"{show} probability in % (all sizes of a raise together)" if show == "raise" \
+        else f"{show} probability in %"
+    legend = f"cells: {what}; suited above the diagonal, offsuit below, pairs on it"
+    if color:
+        legend += "; colour: " + ", ".join(f"{_ANSI[k]}{k}{_ANSI_RESET}" for k in ("raise", "call", "fold")) \
+            + " most likely"
+    print(legend)
+
+
+def _draw_png(doc: dict[str, Any], show: str, out: Path, title: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UserError(PLOT_HINT) from None
+    values = np.zeros((13, 13))
+    labels = [["" for _ in range(13)] for _ in range(13)]
+    for e in doc["grid"]:
+        text, _ = _cell(e, show)
+        if show == "top":
+            values[e["row"], e["col"]] = {"fold": 0.0, "call": 0.5, "raise": 1.0}[
+                max(_KIND_ORDER, key=lambda k: e[k])]
+        else:
+            values[e["row"], e["col"]] = e[show]
+        labels[e["row"]][e["col"]] = f"{e['hand']}\n{text.strip()}"
+    fig = Figure(figsize=(9, 9))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.imshow(values, cmap="RdYlGn" if show != "top" else "coolwarm", vmin=0.0, vmax=1.0)
+    for i in range(13):
+        for j in range(13):
+            ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(13), list(GRID_RANKS))
+    ax.set_yticks(range(13), list(GRID_RANKS))
+    what = "most likely action (f/c/r) and %" if show == "top" else f"{show} probability (%)"
+    ax.set_title(f"{title}\n{what}", fontsize=10)
+    fig.tight_layout()
+    try:
+        fig.savefig(out, format="png", dpi=100)
+    except OSError as exc:
+        raise UserError(f"--png {out}: cannot write ({exc.strerror or exc})") from None
+
+
+# ------------------------------------------------------------------ cards
+
+
+def _cards(text: str, flag: str, game: Game) -> list[int]:
+    raw = text.replace(" ", "").replace(",", "")
+    try:
+        cards = parse_cards(raw)
+    except CardError as exc:
+        raise UserError(f"{flag} {text!r}: {exc}") from None
+    deck = set(deck_cards(game.num_ranks, game.num_suits))
+    for c in cards:
+        if c not in deck:
+            raise UserError(
+                f"{flag} {text!r}: card {format_cards([c])} is not in {game.name or 'the game'}'s deck "
+                f"({' '.join(format_cards([d]) for d in sorted(deck))})"
+            )
+    if len(set(cards)) != len(cards):
+        raise UserError(f"{flag} {text!r}: a card is given twice")
+    return cards
+
+
+def _hand_and_board(args: argparse.Namespace, game: Game, state: State) -> tuple[list[int], list[int]]:
+    hole = _cards(args.hand, "--hand", game)
+    if len(hole) != game.num_hole_cards:
+        raise UserError(
+            f"--hand {args.hand!r} has {len(hole)} card(s), {game.name or 'the game'} deals "
+            f"{game.num_hole_cards} hole card(s)"
+        )
+    board = _cards(args.board, "--board", game)
+    want = sum(game.num_board_cards[: state.round + 1])
+    if len(board) != want:
+        raise UserError(
+            f"--board {args.board!r} has {len(board)} card(s), but history "
+            f"{state.betting_string()!r} is on street {state.round}, which has {want} board card(s)"
+        )
+    both = set(hole) & set(board)
+    if both:
+        raise UserError(f"card {format_cards(sorted(both))} is both in --hand and on --board")
+    return hole, board
+
+
+# ------------------------------------------------------------------ metadata
+
+
+def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
+    g = f.game
+    kind = "limit" if g.is_limit else "no-limit"
+    lines = [
+        f"{meta['file']}: pokerbot strategy, format {meta['version']}, {meta['file_bytes']:,} bytes",
+        f"game        {g.name or '(unnamed)'}: {kind}, {g.num_players} players, {g.num_rounds} streets, "
+        f"stacks {'/'.join(str(s) for s in g.stack)}, blinds {'/'.join(str(b) for b in g.blind)}, "
+        f"{g.num_ranks} ranks x {g.num_suits} suits, {g.num_hole_cards} hole card(s), "
+        f"board {'/'.join(str(b) for b in g.num_board_cards)}",
+        f"betting     {meta['betting'] or '(limit: exact betting)'}",
+    ]
+    cards = meta["cards"]
+    counts = "/".join(str(b) for b in cards.get("buckets", []))
+    if cards.get("abstraction") == "card":
+        lines.append(f"cards       card abstraction, buckets {counts}")
+        for key in ("model_hash", "content_hash", "directory"):
+            if cards.get(key):
+                lines.append(f"            {key} {cards[key]}")
+        if cards.get("params"):
+            lines.append(f"            params {json.dumps(cards['params'], sort_keys=True)}")
+    else:
+        lines.append(f"cards       lossless buckets {counts}")
+    precision = {
+        "u8": "u8 (one byte per probability, rows sum to 255)",
+        "f32": "f32 (float32)",
+        "f64": "f64 (float64, an older format)",
+    }.get(meta["precision"], meta["precision"])
+    lines.append(f"precision   {precision}")
+    nodes = meta.get("tree_nodes")
+    lines.append(
+        f"table       {meta['table_entries']:,} entries over "
+        f"{f'{nodes:,}' if isinstance(nodes, int) else '?'} tree nodes"
+    )
+    for i, (name, a) in enumerate(meta["arrays"].items()):
+        shape = "x".join(str(s) for s in a.get("shape") or []) or "scalar"
+        b = a.get("bytes")
+        size = f"{b:,} bytes" if isinstance(b, int) else "? bytes"
+        lines.append(f"{'arrays' if i == 0 else '':<12}{name} {a.get('dtype')} [{shape}] {size}")
+    t = dict(meta["training"])
+    if t:
+        head = [str(t.pop("algorithm", "") or "?")]
+        if "iterations" in t:
+            head.append(f"{t.pop('iterations'):,} iterations")
+        if isinstance(t.get("seconds"), (int, float)):
+            head.append(f"{t.pop('seconds'):g} s")
+        for key in ("seed", "threads"):
+            if t.get(key) is not None:
+                head.append(f"{key} {t.pop(key)}")
+            else:
+                t.pop(key, None)
+        lines.append("training    " + ", ".join(head))
+        recipe = t.pop("recipe", None)
+        if t.get("options"):
+            lines.append(f"            options {json.dumps(t.pop('options'), sort_keys=True)}")
+        else:
+            t.pop("options", None)
+        for key, value in t.items():
+            lines.append(f"            {key} {value}")
+        if recipe:
+            lines.append(f"recipe      {recipe}")
+    ev = dict(meta["evaluation"])
+    if ev:
+        parts = []
+        if "mbb_per_game" in ev:
+            parts.append(f"exploitability {ev.pop('mbb_per_game'):.3f} mbb/g "
+                         f"({ev.pop('exploitability', float('nan')):.6f} chips/game) in the abstract game")
+        if "real_mbb_per_game" in ev:
+            parts.append(f"{ev.pop('real_mbb_per_game'):.3f} mbb/g "
+                         f"({ev.pop('real_exploitability', float('nan')):.6f}) in the real game")
+        if "precision" in ev:
+            parts.append(f"measured on the stored {ev.pop('precision')} policy")
+        parts += [f"{k} {v}" for k, v in ev.items()]
+        lines.append("evaluation  " + "; ".join(parts))
+    else:
+        lines.append("evaluation  (none stored)")
+    return lines
+
+
+# ------------------------------------------------------------------ the command
+
+
+def _fmt_action(a: dict[str, Any]) -> str:
+    size = a.get("size")
+    frac = "" if size is None else ("all-in" if size == "all-in" else f"{size:g} pot")
+    return f"  {a['label']:<24} {a['real']:>8} {frac:>8} {a['probability']:>8.4f}"
+
+
+def _paths_text(paths: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for p in paths:
+        steps = ", ".join(
+            f"{s['real']}->{s['abstract']}" + (f" ({s['probability']:.4f})" if s["probability"] < 1 else "")
+            if s["abstract"] is not None else f"{s['real']} ({s.get('note')})"
+            for s in p["steps"]
+        ) or "(root)"
+        where = repr(p["abstract"]) if not p["fallback"] else "none (the tree cannot follow)"
+        lines.append(f"  weight {p['weight']:.4f}: abstract {where}  [{steps}]")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the metadata, a distribution or the grid."""
+    if args.png is not None and not args.grid:
+        raise UserError("--png draws the grid: give --grid too")
+    if args.grid and args.hand is not None:
+        raise UserError("--grid shows every preflop hand: leave out --hand")
+    if args.board and args.hand is None:
+        raise UserError("--board goes with --hand")
+    if args.history is not None and args.hand is None and not args.grid:
+        raise UserError("--history needs --hand CARDS (or --grid for hold'em)")
+    f = open_strategy(args.file, tables=args.tables)
+    meta = f.describe()
+    game = f.game
+    if not (args.grid or args.hand is not None):
+        if args.json:
+            print(json.dumps(meta, default=str))
+        else:
+            print("\n".join(_metadata_lines(f, meta)))
+        return 0
+
+    history = args.history if args.history is not None else ""
+    if args.grid:
+        _check_holdem(game)
+    state = parse_history(game, history)
+    title = f"{game.name} {f.betting}  history {state.betting_string()!r}, player {state.actor} to act"
+    if args.grid:
+        doc = preflop_grid(f.tree, f.offset, f.table, f.bucket_fn(), state, mapping=args.mapping)
+        if args.png is not None:
+            _draw_png(doc, args.show, args.png, title)
+        if args.json:
+            print(json.dumps({**meta, **doc, "png": str(args.png) if args.png else None}, default=str))
+            return 0
+        color = not args.no_color and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(f"{game.name}  betting {f.betting or '(limit)'}  ({args.file})")
+        print(f"history {doc['history']!r}: player {doc['actor']} to act, preflop; translated as")
+        print("\n".join(_paths_text(doc["paths"])))
+        _print_grid(doc, args.show, color)
+        if args.png is not None:
+            print(f"wrote {args.png}")
+        return 0
+
+    hole, board = _hand_and_board(args, game, state)
+    policy = f.translated(args.mapping)
+    try:
+        bucket = int(policy.bucket(state.round, hole, board))
+    except ValueError as exc:
+        raise UserError(f"cannot bucket {format_cards(hole)} on {format_cards(board) or 'no board'}: {exc}") from None
+    branches = follow(policy, state)
+    actions, paths = distribution(policy, state, branches, bucket)
+    doc = {
+        **meta,
+        "history": state.betting_string(),
+        "actor": state.actor,
+        "street": state.round,
+        "pot": state.pot,
+        "to_call": state.to_call,
+        "hand": format_cards(hole),
+        "board": format_cards(board),
+        "bucket": bucket,
+        "mapping": args.mapping,
+        "actions": actions,
+        "paths": paths,
+    }
+    if args.json:
+        print(json.dumps(doc, default=str))
+        return 0
+    print(f"{game.name}  betting {f.betting or '(limit)'}  ({args.file})")
+    print(
+        f"history {doc['history']!r}: player {state.actor} to act on street {state.round}, "
+        f"pot {state.pot}, to call {state.to_call}; hand {doc['hand']}"
+        + (f", board {doc['board']}" if board else "")
+        + f", bucket {bucket}"
+    )
+    print(f"translated ({args.mapping}) as")
+    print("\n".join(_paths_text(paths)))
+    header = f"  {'action':<24} {'real':>8} {'size':>8} {'prob':>8}"
+    if len(paths) > 1:
+        for p in paths:
+            where = repr(p["abstract"]) if not p["fallback"] else "fallback"
+            print(f"at {where} (weight {p['weight']:.4f}):")
+            print(header)
+            for a in p["actions"]:
+                print(_fmt_action(a))
+        print("mixture (what the player plays):")
+    else:
+        print(f"at {paths[0]['abstract']!r}:" if not paths[0]["fallback"] else "fallback:")
+    print(f"  {'action':<24} {'real':>8} {'':>8} {'prob':>8}" if len(paths) > 1 else header)
+    for a in (actions if len(paths) > 1 else paths[0]["actions"]):
+        print(_fmt_action(a))
+    return 0
