@@ -165,6 +165,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="seconds between exploitability evaluations (0: only at the end; "
         f"skipped for games whose lossless table has over {EVAL_MAX_ENTRIES:,} entries)",
     )
+    p.add_argument(
+        "--final-eval",
+        action="store_true",
+        help="compute the exploitability at the end even where the game is over that size "
+        "(an exact best response over every board and hand: minutes on 20-card hold'em)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -304,7 +310,8 @@ def run(args: argparse.Namespace) -> int:
         res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
     interrupted = res.interrupted
     strategy = solver.average_strategy()
-    final, real = abstract_and_real_exploitability(strategy) if can_eval else (None, None)
+    final_eval = can_eval or args.final_eval
+    final, real = abstract_and_real_exploitability(strategy) if final_eval else (None, None)
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
     progress.update(res.iterations, **end)
     progress.close()
