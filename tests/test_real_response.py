@@ -1,0 +1,291 @@
+"""Exact real-game exploitability of a translated player (solver.real_response).
+
+Oracles: (a) in a limit game nothing is translated, so the real best response equals
+solver.best_response's; (b) on a tiny no-limit game, a brute force that drives the
+player's own HandWalk through every combination of mapping outcomes (each combination a
+deterministic translation), sums the player's terminal reaches over the combinations
+with their probabilities, and best-responds to those sums by explicit backward induction
+over the responder's information sets.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pytest
+
+import solver.policy as policy_mod
+from poker.cards import deck_cards
+from poker.game import Game, load_game, parse_game
+from poker.state import Action, Deal, State
+from solver.algorithms import solve
+from solver.best_response import exploitability, profile_value
+from solver.chance import lossless_bucket
+from solver.policy import HandWalk, TranslatedPolicy
+from solver.problem import make_problem
+from solver.real_response import (
+    real_best_response_value,
+    real_exploitability,
+    real_self_play_value,
+    real_tree_size,
+)
+
+# Two streets, four cards of one suit, stacks of 4 chips, an ante of 1 each: 161 real nodes.
+TINY = """GAMEDEF
+nolimit
+numPlayers = 2
+numRounds = 2
+stack = 4 4
+blind = 1 1
+firstPlayer = 1 1
+numSuits = 1
+numRanks = 4
+numHoleCards = 1
+numBoardCards = 0 1
+END GAMEDEF
+"""
+
+
+def _tiny() -> Game:
+    return parse_game(TINY, name="tiny.nolimit.2p")
+
+
+def _policy_of(strategy: Any, game: Game, mapping: str = "pseudo_harmonic") -> TranslatedPolicy:
+    p = strategy.problem
+    return TranslatedPolicy(
+        p.tree, p.offset, strategy.policy,
+        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping,
+    )
+
+
+def _random_policy(game: Game, betting: str, mapping: str, seed: int = 1) -> TranslatedPolicy:
+    """Every abstract action with positive probability: every rule gets exercised."""
+    p = make_problem(game, betting)
+    table = np.random.default_rng(seed).uniform(0.05, 1.0, p.size)
+    return TranslatedPolicy(
+        p.tree, p.offset, table,
+        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping,
+    )
+
+
+# ---------------------------------------------------------------- (a) limit: no translation
+
+
+def test_limit_game_equals_the_abstract_best_response():
+    game = load_game("leduc.limit.2p")
+    strategy = solve(game, "cfr+", iterations=50)
+    pol = _policy_of(strategy, game)
+    real = real_exploitability(pol)
+    ref = exploitability(game, strategy)
+    assert real.exploitability == pytest.approx(ref.exploitability, abs=1e-9)
+    assert real.br[0] == pytest.approx(ref.br[0], abs=1e-9)
+    assert real.br[1] == pytest.approx(ref.br[1], abs=1e-9)
+    assert real.value == pytest.approx(profile_value(strategy, 0), abs=1e-9)
+    assert real.tree_nodes == 85 and real.nodes > 0
+    assert real.mbb_per_game == pytest.approx(1000 * real.exploitability / game.big_blind)
+
+
+# ---------------------------------------------------------------- (b) brute force
+
+
+class _Script:
+    """Drives HandWalk's random choices: mapping outcomes from a realization (a dict
+    from mapping point to outcome index), its own draw forced to one abstract child."""
+
+    def __init__(self) -> None:
+        self.history: tuple[Any, ...] = ()
+        self.realization: dict[Any, int] = {}
+        self.points: dict[Any, list[float]] = {}  # point -> its outcomes' probabilities
+        self.forced = 0
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, script: _Script) -> None:
+    def uniform(seed: int, hand: int, index: int, stream: int = 0) -> float:
+        return float(index)  # the place in the hand, read back by _pick
+
+    def pick(outcomes: list[tuple[int, float]], u: float) -> int:
+        if len(outcomes) == 1:
+            return outcomes[0][0]
+        # A mapping point: the real history before the action and the abstract node
+        # (its children name it).
+        point = (script.history[: int(u) + 1], tuple(c for c, _ in outcomes))
+        script.points.setdefault(point, [p for _, p in outcomes])
+        return outcomes[script.realization.get(point, 0)][0]
+
+    def draw(probs: np.ndarray, u: float) -> int:
+        return script.forced
+
+    monkeypatch.setattr(policy_mod, "uniform", uniform)
+    monkeypatch.setattr(policy_mod, "_pick", pick)
+    monkeypatch.setattr(policy_mod, "_draw", draw)
+
+
+def _clone(walk: HandWalk) -> HandWalk:
+    c = copy.copy(walk)
+    c._own = dict(walk._own)
+    c._buckets = dict(walk._buckets)
+    c.counts = copy.copy(walk.counts)
+    return c
+
+
+def _legal(state: State) -> list[Action]:
+    out = [Action.fold()] if state.can_fold() else []
+    out.append(Action.call())
+    if state.min_raise_to is not None and state.max_raise_to is not None:
+        out += [Action.raise_to(t) for t in range(state.min_raise_to, state.max_raise_to + 1)]
+    return out
+
+
+def _deals(game: Game) -> list[tuple[int, int, tuple[int, ...]]]:
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    n_board = game.total_board_cards
+    return [
+        (a, b, rest)
+        for a, b in itertools.permutations(deck, 2)
+        for rest in itertools.permutations([c for c in deck if c not in (a, b)], n_board)
+    ]
+
+
+def _player_reach(
+    pol: TranslatedPolicy, game: Game, seat: int, script: _Script, stats: dict[str, int]
+) -> dict[tuple[Any, ...], float]:
+    """(real betting history, full board, hand) -> the player's probability of playing
+    that history, under the script's realization (summed over its own draws)."""
+    out: dict[tuple[Any, ...], float] = defaultdict(float)
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    n_board = game.total_board_cards
+
+    def dfs(state: State, walk: HandWalk, prob: float, hole: int, board: tuple[int, ...]) -> None:
+        if state.actor is None:
+            out[(state.history, board, hole)] += prob
+            stats["lost"] += walk.lost
+            return
+        if state.actor != seat:
+            for a in _legal(state):
+                dfs(state.apply(a), walk, prob, hole, board)
+            return
+        seen = board[: game.board_cards_through(state.round)]
+        script.history = state.history
+        probe = _clone(walk)
+        script.forced = 0
+        action, probs = probe.decide(state, (hole,), seen)
+        if probs is None:  # a fallback: check or call
+            stats["fallback"] += 1
+            dfs(state.apply(action), probe, prob, hole, board)
+            return
+        for i, q in enumerate(probs.tolist()):
+            if q > 0.0:
+                w = _clone(walk)
+                script.history = state.history
+                script.forced = i
+                a, _ = w.decide(state, (hole,), seen)
+                dfs(state.apply(a), w, prob * q, hole, board)
+
+    for hole in deck:
+        for board in itertools.permutations([c for c in deck if c != hole], n_board):
+            dfs(State.new_hand(game), HandWalk(pol, seat, seed=0, hand=0), 1.0, hole, board)
+    return out
+
+
+def _mixture_reach(
+    pol: TranslatedPolicy, game: Game, seat: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[tuple[Any, ...], float], int, dict[str, int]]:
+    """The player's reach summed over every realization of the mapping points, weighted
+    by its probability; the points are found by repeating until none is new."""
+    script = _Script()
+    _install(monkeypatch, script)
+    stats = {"fallback": 0, "lost": 0}
+    known = -1
+    while known != len(script.points):
+        known = len(script.points)
+        points = list(script.points)
+        total: dict[tuple[Any, ...], float] = defaultdict(float)
+        for choice in itertools.product(*(range(len(script.points[p])) for p in points)):
+            script.realization = dict(zip(points, choice))
+            weight = math.prod(script.points[p][i] for p, i in zip(points, choice))
+            for k, v in _player_reach(pol, game, seat, script, stats).items():
+                total[k] += weight * v
+    return total, len(script.points), stats
+
+
+def _brute_br(game: Game, seat: int, reach: dict[tuple[Any, ...], float]) -> float:
+    """Best response of ``seat`` to the player's terminal reaches: backward induction
+    over (betting, revealed board, own card), every deal equally likely."""
+    deals = _deals(game)
+    chance = 1.0 / len(deals)
+
+    def value(state: State, card: int, revealed: tuple[int, ...]) -> float:
+        if state.actor is None:
+            v = 0.0
+            for a, b, board in deals:
+                if a != card or board[: len(revealed)] != revealed:
+                    continue
+                r = reach.get((state.history, board, b), 0.0)
+                if r:
+                    holes = [(a,), (b,)] if seat == 0 else [(b,), (a,)]
+                    boards = tuple(board[sum(game.num_board_cards[:s]) : sum(game.num_board_cards[: s + 1])]
+                                   for s in range(game.num_rounds))
+                    u = state.with_deal(Deal(tuple(holes), boards)).values()[seat]
+                    v += chance * r * u
+            return v
+        kids = []
+        for act in _legal(state):
+            nxt = state.apply(act)
+            n_seen = game.board_cards_through(nxt.round)
+            if n_seen == len(revealed):
+                kids.append(value(nxt, card, revealed))
+            else:  # the board cards of the streets reached: summed over
+                deck = deck_cards(game.num_ranks, game.num_suits)
+                free = [c for c in deck if c != card and c not in revealed]
+                kids.append(sum(value(nxt, card, revealed + more)
+                                for more in itertools.permutations(free, n_seen - len(revealed))))
+        return max(kids) if state.actor == seat else sum(kids)
+
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    return sum(value(State.new_hand(game), c, ()) for c in deck)
+
+
+@pytest.mark.parametrize(
+    "betting,mapping,lost",
+    [
+        ("0.5p,1p", "pseudo_harmonic", True),  # a walk gets lost: calls for the rest
+        ("1p,cap1", "pseudo_harmonic", False),  # raises past the cap mapped to a call
+        ("0.5p,a", "geometric", True),
+    ],
+)
+def test_brute_force_over_mapping_realizations(betting, mapping, lost, monkeypatch):
+    game = _tiny()
+    pol = _random_policy(game, betting, mapping)
+    for seat in (0, 1):
+        exact = real_best_response_value(pol, seat)
+        reach, n_points, stats = _mixture_reach(pol, game, 1 - seat, monkeypatch)
+        assert n_points >= 2  # the mapping randomized, at several places
+        assert stats["fallback"] > 0  # HandWalk's fallback call was exercised
+        assert (stats["lost"] > 0) == lost
+        assert exact == pytest.approx(_brute_br(game, seat, reach), abs=1e-9)
+
+
+def test_memo_and_self_play_are_exact():
+    game = _tiny()
+    pol = _random_policy(game, "1p,a", "pseudo_harmonic", seed=3)
+    with_memo = real_exploitability(pol)
+    without = real_exploitability(pol, memo=False, self_play=False)
+    assert with_memo.br == pytest.approx(without.br, abs=1e-12)
+    assert with_memo.exploitability >= 0.0
+    assert with_memo.tree_nodes == real_tree_size(game) == 161
+    assert with_memo.value == real_self_play_value(pol)
+
+
+def test_pseudo_harmonic_on_leduc_nolimit_is_finite():
+    game = load_game("leduc.nolimit.2p")
+    strategy = solve(game, "cfr+", iterations=100, betting="1p,a")
+    res = real_exploitability(_policy_of(strategy, game), count_tree=False)
+    assert math.isfinite(res.exploitability) and res.exploitability >= 0.0
+    assert math.isfinite(res.mbb_per_game) and res.nodes > 0
+    # in self-play every action is on the tree: the abstract profile's value
+    assert res.value == pytest.approx(profile_value(strategy, 0), abs=1e-9)
