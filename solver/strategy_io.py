@@ -500,7 +500,8 @@ class StrategyFile:
 
     def policy(self) -> np.ndarray:
         """The stored policy as float64 probabilities (a copy)."""
-        return dequantize(self.table)
+        out = dequantize(self.table)  # the table itself when it is float64 (versions 1 and 2)
+        return out.copy() if out is self.table else out
 
     def translated(self, mapping: str = "pseudo_harmonic", purify: float = 0.0) -> TranslatedPolicy:
         """The policy played in the real game (:class:`solver.policy.TranslatedPolicy`)."""
