@@ -378,6 +378,8 @@ def run(args: argparse.Namespace) -> int:
             expl = f", exploitability {final.mbb_per_game:.4f} mbb/g"
             if abstraction is not None:
                 expl += f" in the abstract game, {real.mbb_per_game:.4f} mbb/g in the real game"
+            if stored_real is not None and args.precision == "u8":
+                expl += f" (as stored, one byte per probability: {stored_real.mbb_per_game:.4f} mbb/g)"
         print(
             f"{args.algo}: {solver.iterations:,} iterations{expl}; wrote {args.out}"
             + (f" and checkpoint {wrote_ckpt}" if wrote_ckpt else "")

@@ -1,0 +1,113 @@
+"""Shipped strategies against the reference bots: duplicate matches through the real CLI.
+
+For every strategy in ``strategies/`` (named ``<game>.strategy``) and every reference
+bot, runs ``pokerbot match GAME --players strategy:FILE BOT --hands N --duplicate`` (N
+hands per seating, so 2N hands in all) and reports the strategy's mbb/g with its 95%
+interval over deals, the translation counts and the wall time. Prints one JSON object as
+its last line; progress goes to stderr.
+
+    python bench/shipped.py            # 20,000 hands per seating (minutes per match)
+    python bench/shipped.py --quick    # 1,000 hands per seating
+    python bench/shipped.py --soak 100000   # the 20-card strategy against random only
+
+``--soak N`` plays one N-hand match of the 20-card hold'em strategy against ``random``
+(which bets sizes anywhere in the legal range, mostly off the tree) and checks that it
+completes, that the dealer repaired none of the strategy's actions (an illegal raise, or
+a fold where checking was free, would be repaired and warned about) and reports the
+translation counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ("random", "call", "raise", "allin", "equity")
+
+
+def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: Path) -> dict:
+    """One duplicate match through the CLI; its JSON summary plus the wall time."""
+    cmd = [sys.executable, "-m", "agent", "match", game, "--players", f"strategy:{strategy}", bot,
+           "--hands", str(hands), "--duplicate", "--seed", str(seed), "--json", "--quiet",
+           "--log", str(log)]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - t
+    if out.returncode != 0:
+        raise SystemExit(f"match failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr[-2000:]}")
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    me = doc["players"][0]
+    return {
+        "bot": bot,
+        "hands": doc["hands"],
+        "mbb_per_game": round(me["mbb_per_game"], 1),
+        "ci95": [round(x, 1) for x in me["ci95"]],
+        "wins": me["ci95"][0] > 0,
+        "translation": me.get("translation"),
+        "seconds": round(seconds, 1),
+    }
+
+
+def soak(hands: int, seed: int) -> dict:
+    """One long match of the 20-card strategy against random (see the module docstring)."""
+    game = "holdem.nolimit.2p.short20"
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "soak.log"
+        cmd = [sys.executable, "-m", "agent", "match", game, "--players",
+               f"strategy:{ROOT / 'strategies' / (game + '.strategy')}", "random", "--hands", str(hands),
+               "--seed", str(seed), "--json", "--quiet", "--log", str(log)]
+        t = time.perf_counter()
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - t
+        dealer_err = log.with_suffix(".dealer.err").read_text()
+        player_err = log.with_suffix(".player1.err").read_text()
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    me = doc["players"][0]
+    repaired = [line for line in dealer_err.splitlines() if "WARNING" in line.upper()]
+    return {"game": game, "hands": doc["hands"], "completed": doc["completed"] and out.returncode == 0,
+            "mbb_per_game": round(me["mbb_per_game"], 1), "ci95": [round(x, 1) for x in me["ci95"]],
+            "translation": me.get("translation"), "dealer_warnings": len(repaired),
+            "player_stderr_lines": len(player_err.splitlines()), "seconds": round(seconds, 1),
+            "hands_per_s": round(doc["hands"] / seconds, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="1,000 hands per seating")
+    ap.add_argument("--hands", type=int, help="hands per seating (default 20,000; --quick 1,000)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", nargs="*", help="games to run (default: every shipped strategy)")
+    ap.add_argument("--bots", nargs="*", default=list(BOTS))
+    ap.add_argument("--soak", type=int, metavar="N", help="only: one N-hand match of short20 against random")
+    args = ap.parse_args()
+    if args.soak:
+        print(json.dumps({"soak": soak(args.soak, args.seed)}))
+        return
+    hands = args.hands or (1000 if args.quick else 20000)
+    files = sorted((ROOT / "strategies").glob("*.strategy"))
+    results: dict[str, list[dict]] = {}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            game = f.name[: -len(".strategy")]
+            if args.only and game not in args.only:
+                continue
+            for bot in args.bots:
+                r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log")
+                print(f"{game} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
+                      file=sys.stderr, flush=True)
+                results.setdefault(game, []).append(r)
+    print(json.dumps({"hands_per_seating": hands, "seed": args.seed, "results": results,
+                      "all_win": all(r["wins"] for g, rs in results.items() if not g.startswith("kuhn")
+                                     for r in rs),
+                      "quick": bool(args.quick), "total_s": round(time.perf_counter() - t0, 1)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Every shipped strategy loads, says what it is, and plays: its stored evaluation is
+what an exact best response measures on the file, and it plays a short match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.cli import main
+from poker.game import load_game
+from solver.best_response import abstract_and_real_exploitability
+from solver.strategy_io import open_strategy
+
+STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
+FILES = sorted(STRATEGIES.glob("*.strategy"))
+#: What the shipped set must hold (issue: Kuhn, Leduc limit and no-limit, 20-card hold'em).
+EXPECTED = {"kuhn.limit.2p", "leduc.limit.2p", "leduc.nolimit.2p", "holdem.nolimit.2p.short20"}
+
+
+def _game(path: Path) -> str:
+    return path.name[: -len(".strategy")]
+
+
+def test_the_shipped_set_is_complete_and_small():
+    assert {_game(f) for f in FILES} == EXPECTED
+    for f in FILES:
+        assert f.stat().st_size <= 10 * 2**20, f
+    recipes = (STRATEGIES / "README.md").read_text()
+    for f in FILES:
+        s = open_strategy(f)
+        assert s.training["recipe"] in recipes, f"{f.name}: its recipe is not in strategies/README.md"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_game)
+def test_shipped_file_loads_for_its_game_and_records_itself(path):
+    game = load_game(_game(path))
+    s = open_strategy(path, game=game)
+    assert s.version == 3 and s.precision == "u8"
+    assert s.training["recipe"].startswith("pokerbot train ")
+    assert s.evaluation["precision"] == "u8"
+    assert s.evaluation["real_exploitability"] >= 0
+
+
+@pytest.mark.parametrize("name", ["kuhn.limit.2p", "leduc.limit.2p", "leduc.nolimit.2p"])
+def test_stored_exploitability_is_the_files(name):
+    s = open_strategy(STRATEGIES / f"{name}.strategy")
+    abstract, real = abstract_and_real_exploitability(s.to_strategy())
+    assert real.exploitability == pytest.approx(s.evaluation["real_exploitability"], abs=1e-12)
+    assert abstract.exploitability == pytest.approx(s.evaluation["exploitability"], abs=1e-12)
+    if name == "leduc.limit.2p":
+        assert real.exploitability <= 0.005  # after quantization to one byte per probability
+
+
+@pytest.mark.parametrize("path", FILES, ids=_game)
+def test_shipped_strategy_plays_a_match(path, tmp_path, capsys):
+    argv = ["match", _game(path), "--players", f"strategy:{path}", "random", "--hands", "50",
+            "--seed", "2", "--quiet", "--json", "--log", str(tmp_path / "m.log")]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["completed"] and doc["hands"] == 50
+    assert doc["players"][0]["translation"]["decisions"] > 0
