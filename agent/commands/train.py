@@ -11,6 +11,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from poker.game import load_game
@@ -18,6 +19,7 @@ from solver.best_response import (
     Result,
     abstract_and_real_exploitability,
     abstract_exploitability,
+    exploitability,
 )
 from solver.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
 from solver.chance import lossless_bucket_counts
@@ -168,8 +170,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--final-eval",
         action="store_true",
-        help="compute the exploitability at the end even where the game is over that size "
-        "(an exact best response over every board and hand: minutes on 20-card hold'em)",
+        help="compute the real-game exploitability at the end even where the game is over that "
+        "size (an exact best response over every board and hand: minutes on 20-card hold'em)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -310,18 +312,22 @@ def run(args: argparse.Namespace) -> int:
         res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
     interrupted = res.interrupted
     strategy = solver.average_strategy()
-    final_eval = can_eval or args.final_eval
-    final, real = abstract_and_real_exploitability(strategy) if final_eval else (None, None)
+    # The abstract responder of a card abstraction walks the tree once per level of its
+    # decisions: past the size limit --final-eval measures the real game only.
+    evaluate: Callable[[Strategy], tuple[Result | None, Result]] | None = None
+    if can_eval:
+        evaluate = abstract_and_real_exploitability
+    elif args.final_eval:
+        evaluate = lambda s: (None, exploitability(None, s))  # noqa: E731
+    final, real = evaluate(strategy) if evaluate is not None else (None, None)
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
     progress.update(res.iterations, **end)
     progress.close()
     stored, stored_real = final, real
-    if final is not None and args.precision == "u8":
+    if evaluate is not None and args.precision == "u8":
         # the figures the file can claim are those of the policy it stores
         q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, list(problem.chance.n_buckets)))
-        stored, stored_real = abstract_and_real_exploitability(
-            Strategy(problem, q, strategy.iterations, strategy.algorithm)
-        )
+        stored, stored_real = evaluate(Strategy(problem, q, strategy.iterations, strategy.algorithm))
     training = {
         "algorithm": args.algo,
         "iterations": int(solver.iterations),
@@ -332,11 +338,11 @@ def run(args: argparse.Namespace) -> int:
         "recipe": "pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
     }
     evaluation: dict[str, Any] = {}
-    if stored is not None and stored_real is not None:
+    if stored_real is not None:
         evaluation = {
             "precision": args.precision,
-            "exploitability": stored.exploitability,
-            "mbb_per_game": stored.mbb_per_game,
+            "exploitability": stored.exploitability if stored is not None else None,
+            "mbb_per_game": stored.mbb_per_game if stored is not None else None,
             "real_exploitability": stored_real.exploitability,
             "real_mbb_per_game": stored_real.mbb_per_game,
         }
@@ -374,10 +380,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc))
     else:
         expl = ""
-        if final is not None and real is not None:
-            expl = f", exploitability {final.mbb_per_game:.4f} mbb/g"
+        if real is not None:
+            expl = f", exploitability {final.mbb_per_game:.4f} mbb/g" if final is not None else ", exploitability"
             if abstraction is not None:
-                expl += f" in the abstract game, {real.mbb_per_game:.4f} mbb/g in the real game"
+                expl += (" in the abstract game," if final is not None else "") + \
+                    f" {real.mbb_per_game:.4f} mbb/g in the real game"
             if stored_real is not None and args.precision == "u8":
                 expl += f" (as stored, one byte per probability: {stored_real.mbb_per_game:.4f} mbb/g)"
         print(
