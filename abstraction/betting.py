@@ -188,12 +188,17 @@ def size_to_raise_to(
     """The raise-to of a bet of ``size`` pots (or :data:`ALL_IN`) by ``actor`` facing
     ``spent``: ``max(spent) + round(size * pot after calling)``, clamped into the legal
     range ``[min_raise_to, max_raise_to]``; with ``snap`` a raise-to of at least
-    ``(1 - snap) * max_raise_to`` becomes all-in. The same rule builds the abstract tree
-    and sizes a real raise from the real pot (:mod:`abstraction.translation`).
+    ``(1 - snap) * max_raise_to`` becomes all-in; ``size`` NaN (a limit raise) is
+    ``min_raise_to``, the one raise a limit game allows. The same rule builds the abstract
+    tree and sizes a real raise from the real pot (:mod:`abstraction.translation`).
 
     >>> size_to_raise_to(1.0, (2, 1), 1, 4, 200)  # pot raise facing the big blind
     6
+    >>> size_to_raise_to(1.0, (300, 100), 1, 500, 20000)  # pot after calling 600
+    900
     """
+    if math.isnan(size):
+        return min_raise_to
     if size == ALL_IN:
         return max_raise_to
     to = max(spent) + math.floor(size * pot_after_call(spent, actor) + 0.5)

@@ -31,7 +31,6 @@ Everything here is a pure function of numbers; :mod:`solver.policy` walks the tr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from .betting import ALL_IN, pot_after_call, size_to_raise_to
@@ -119,27 +118,10 @@ def bet_fraction(raise_to: int, spent: Sequence[int], actor: int) -> float:
     return (raise_to - max(spent)) / pot_after_call(spent, actor)
 
 
-def real_raise_to(
-    size: float,
-    spent: Sequence[int],
-    actor: int,
-    min_raise_to: int,
-    max_raise_to: int,
-    snap: float = 0.0,
-) -> int:
-    """The legal real raise-to of an abstract raise of ``size`` pots (or :data:`ALL_IN`),
-    from the real bets ``spent``: :func:`abstraction.betting.size_to_raise_to` with the
-    real legal range. ``size`` NaN (a limit raise) gives ``min_raise_to``, the one raise
-    a limit game allows.
-
-    >>> real_raise_to(1.0, (300, 100), 1, 500, 20000)  # pot after calling 600
-    900
-    >>> real_raise_to(ALL_IN, (300, 100), 1, 500, 20000)
-    20000
-    """
-    if math.isnan(size):
-        return min_raise_to
-    return size_to_raise_to(size, spent, actor, min_raise_to, max_raise_to, snap)
+#: The legal real raise-to of an abstract raise of ``size`` pots (or :data:`ALL_IN`, or NaN
+#: for a limit raise), from the real bets: the rule that built the tree
+#: (:func:`abstraction.betting.size_to_raise_to`) with the real pot and legal range.
+real_raise_to = size_to_raise_to
 
 
 _MASK = (1 << 64) - 1
