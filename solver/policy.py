@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from poker.state import Action, ActionKind, State
 
 from .tree import CHANCE, DECISION, Tree
 
-__all__ = ["BucketFn", "HandWalk", "TranslationCounts", "TranslatedPolicy"]
+__all__ = ["Branch", "BucketFn", "HandWalk", "TranslatedPolicy", "TranslationCounts", "follow"]
 
 #: ``bucket(street, hole, board) -> bucket``: ``board`` holds the board cards dealt
 #: through ``street``, in dealing order.
@@ -305,6 +306,70 @@ class HandWalk:
         if own:
             self._own[k] = child
         return pol.real_action(child, state), probs
+
+
+@dataclass
+class Branch:
+    """One way the abstract tree follows a real history: the abstract ``node`` reached,
+    its ``weight`` (product of mapping probabilities), ``lost`` when the tree could not
+    follow, and ``steps``: for each real action, the abstract action it became."""
+
+    node: int
+    weight: float
+    lost: bool = False
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def follow(policy: TranslatedPolicy, state: State) -> list[Branch]:
+    """Every abstract branch the real history of ``state`` reaches, with its weight, for
+    the player to act at ``state``: the rules of :meth:`HandWalk.update` with every
+    action translated (the player's own too), keeping every mapping outcome with its
+    probability instead of drawing one: the exact mixture a history stands for."""
+    position = state.actor
+    limit = state.game.is_limit
+    tree = policy.tree
+    branches = [Branch(0, 1.0)]
+    real = State.new_hand(state.game)
+    for logged in state.history:
+        text = logged.action.to_acpc(limit)
+        merged: dict[tuple[int, bool], Branch] = {}
+
+        def add(b: Branch) -> None:
+            key = (b.node, b.lost)
+            if key in merged:
+                merged[key].weight += b.weight
+            else:
+                merged[key] = b
+
+        for b in branches:
+            if not b.lost:
+                node = policy.sync(b.node, real)
+                if policy.in_step(node, real):
+                    outcomes, exact = policy.translate(node, real, logged.action)
+                    for child, p in outcomes:
+                        step = {
+                            "real": text,
+                            "abstract": tree.action_label(child),
+                            "probability": p,
+                            "exact": exact,
+                        }
+                        add(Branch(child, b.weight * p, False, [*b.steps, step]))
+                    continue
+                lost = logged.actor != position
+                note = "off the tree: nobody acts there" if lost else "not followed"
+                add(Branch(node, b.weight, lost, [*b.steps, {"real": text, "abstract": None,
+                                                             "probability": 1.0, "note": note}]))
+                continue
+            add(Branch(b.node, b.weight, True, [*b.steps, {"real": text, "abstract": None,
+                                                           "probability": 1.0, "note": "lost"}]))
+        branches = list(merged.values())
+        real = real.apply(logged.action)
+    for b in branches:
+        if not b.lost:
+            b.node = policy.sync(b.node, state)
+            if not policy.in_step(b.node, state):
+                b.lost = True
+    return branches
 
 
 def _pick(outcomes: list[tuple[int, float]], u: float) -> int:

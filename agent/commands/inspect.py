@@ -21,7 +21,6 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +30,16 @@ from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
 from poker.state import ActionKind, State
-from solver.policy import BucketFn, TranslatedPolicy
+from solver.policy import Branch, BucketFn, TranslatedPolicy, follow
 from solver.strategy_io import StrategyFile, open_strategy
 from solver.tree import Tree
 
 from ..cli import UserError
 
 __all__ = [
-    "Branch",
     "GRID_RANKS",
     "PLOT_HINT",
     "distribution",
-    "follow",
     "grid_classes",
     "parse_history",
     "preflop_grid",
@@ -132,18 +129,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 # ------------------------------------------------------------------ following a history
 
 
-@dataclass
-class Branch:
-    """One way the abstract tree follows a real history: the abstract ``node`` reached,
-    its ``weight`` (product of mapping probabilities), ``lost`` when the tree could not
-    follow, and ``steps``: for each real action, the abstract action it became."""
-
-    node: int
-    weight: float
-    lost: bool = False
-    steps: list[dict[str, Any]] = field(default_factory=list)
-
-
 def parse_history(game: Game, text: str) -> State:
     """The real state after ACPC betting ``text`` (``/`` optional between streets); raises
     :class:`UserError` for text that is not a legal history of ``game`` or that ends the
@@ -155,57 +140,6 @@ def parse_history(game: Game, text: str) -> State:
     if state.actor is None:
         raise UserError(f"--history {text!r} ends the hand: nobody is to act")
     return state
-
-
-def follow(policy: TranslatedPolicy, state: State) -> list[Branch]:
-    """Every abstract branch the real history of ``state`` reaches, with its weight,
-    for the player to act at ``state``: :meth:`solver.policy.HandWalk.update` with
-    ``own=False``, keeping every mapping outcome instead of drawing one."""
-    position = state.actor
-    limit = state.game.is_limit
-    tree = policy.tree
-    branches = [Branch(0, 1.0)]
-    real = State.new_hand(state.game)
-    for logged in state.history:
-        text = logged.action.to_acpc(limit)
-        merged: dict[tuple[int, bool], Branch] = {}
-
-        def add(b: Branch) -> None:
-            key = (b.node, b.lost)
-            if key in merged:
-                merged[key].weight += b.weight
-            else:
-                merged[key] = b
-
-        for b in branches:
-            if not b.lost:
-                node = policy.sync(b.node, real)
-                if policy.in_step(node, real):
-                    outcomes, exact = policy.translate(node, real, logged.action)
-                    for child, p in outcomes:
-                        step = {
-                            "real": text,
-                            "abstract": tree.action_label(child),
-                            "probability": p,
-                            "exact": exact,
-                        }
-                        add(Branch(child, b.weight * p, False, [*b.steps, step]))
-                    continue
-                lost = logged.actor != position
-                note = "off the tree: nobody acts there" if lost else "not followed"
-                add(Branch(node, b.weight, lost, [*b.steps, {"real": text, "abstract": None,
-                                                             "probability": 1.0, "note": note}]))
-                continue
-            add(Branch(b.node, b.weight, True, [*b.steps, {"real": text, "abstract": None,
-                                                           "probability": 1.0, "note": "lost"}]))
-        branches = list(merged.values())
-        real = real.apply(logged.action)
-    for b in branches:
-        if not b.lost:
-            b.node = policy.sync(b.node, state)
-            if not policy.in_step(b.node, state):
-                b.lost = True
-    return branches
 
 
 def _real_entry(state: State, action: Any) -> tuple[str, str]:
