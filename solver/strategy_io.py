@@ -53,7 +53,6 @@ from __future__ import annotations
 import hashlib
 import mmap
 import struct
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

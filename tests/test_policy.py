@@ -21,7 +21,7 @@ from poker.cards import deck_cards
 from poker.game import load_game, parse_game
 from poker.state import Action, ActionKind, State
 from solver.chance import build_chance, lossless_bucket
-from solver.policy import HandWalk, TranslatedPolicy
+from solver.policy import HandWalk
 from solver.strategy_io import dumps_policy, loads_file
 from solver.tree import build_tree, table_offsets
 
