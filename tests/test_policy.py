@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -278,3 +279,50 @@ def test_player_acts_from_match_states():
     act = player.act(ms)
     assert s.verify(act) == act
     assert player.summary()["decisions"] == 1 and player.counts.mapped == 1
+
+
+def test_an_opponent_acting_where_the_tree_has_nobody_loses_the_walk():
+    """A call (or any action) of the opponent where the abstract tree has nobody to act:
+    the walk is lost, and the player checks or calls for the rest of the hand."""
+    pol = _policy(LEDUC_NL, "1p,a")
+    s = _state(LEDUC_NL, "c")  # position 1 to act on street 0
+    walk = _walk(pol, position=1)
+    chance = int(np.flatnonzero(pol.tree.kind == 1)[0])  # an abstract street end
+    walk.node = chance  # the abstract street is over, the real one is not
+    walk.update(s.apply(Action.raise_to(3)).apply(Action.call()).apply(Action.raise_to(10)))
+    assert walk.lost
+    s2 = s.apply(Action.raise_to(3)).apply(Action.call()).apply(Action.raise_to(10))
+    act, probs = walk.decide(s2, _hole(LEDUC_NL, 1), (DECK[4],))
+    assert probs is None and act == Action.call() and walk.counts.fallback == 1
+
+
+SHORT20 = Path(__file__).resolve().parent.parent / "strategies" / "holdem.nolimit.2p.short20.strategy"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 2**31))
+def test_the_shipped_blueprint_is_never_illegal(data, seed):
+    """The 20-card blueprint (buckets from its card model) under random real betting."""
+    file = _shipped_short20()
+    game = file.game
+    deck = list(deck_cards(game.num_ranks, game.num_suits))
+    cards = data.draw(st.permutations(deck))
+    holes = (tuple(cards[:2]), tuple(cards[2:4]))
+    board = cards[4:7]
+    pol = file.translated()
+    walks = {p: _walk(pol, p, seed, 0) for p in (0, 1)}
+    for s in _random_real_line(game, data, max_actions=16):
+        if s.actor is None:
+            break
+        p = s.actor
+        act, _ = walks[p].decide(s, holes[p], tuple(board[: s.round]))
+        assert s.verify(act) == act
+        if not s.can_fold():
+            assert act.kind is not ActionKind.FOLD
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_short20():
+    from solver.strategy_io import open_strategy
+
+    return open_strategy(SHORT20)
