@@ -2,7 +2,7 @@
 
 * :func:`cached_abstraction`: a card abstraction built by the project's own code
   (:func:`abstraction.card_abstraction.build_abstraction`) into a directory under
-  ``$POKERBOT_BENCH_CACHE`` (default ``/tmp/pokerbot-bench``) keyed by the game and the
+  ``$POKERBOT_BENCH_CACHE`` (default ``pokerbot-bench`` in the system's temporary directory) keyed by the game and the
   parameters, reused when a finished build is there (a full-deck build takes minutes).
 * :func:`random_table`: a random policy table over a betting tree and bucket counts,
   uint8 rows summing to 255 like a quantized strategy's, made without a chance layer.
@@ -33,7 +33,7 @@ from abstraction.card_abstraction import AbstractionParams, CardAbstraction, bui
 from poker.game import Game
 from solver.tree import DECISION, Tree, table_offsets
 
-CACHE = Path(os.environ.get("POKERBOT_BENCH_CACHE", "/tmp/pokerbot-bench"))
+CACHE = Path(os.environ.get("POKERBOT_BENCH_CACHE", Path(tempfile.gettempdir()) / "pokerbot-bench"))
 
 #: The full-deck abstraction of the latency benchmark: 169 preflop classes (lossless),
 #: 1000 buckets on each later street, fitted by the project's k-means with a short run
