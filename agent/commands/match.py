@@ -254,10 +254,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{game.name}: {len(log.hands)} hands, seed {args.seed}"
               f"{' (duplicate)' if args.duplicate else ''}; log {log_path}")
-        print(f"{'player':<16} {'hands':>7} {'chips':>12} {'mbb/g':>10}   95% interval")
+        width = max(16, *(len(e["name"]) for e in players))
+        print(f"{'player':<{width}} {'hands':>7} {'chips':>12} {'mbb/g':>10}   95% interval")
         for e in players:
             lo, hi = e["ci95"]
-            print(f"{e['name']:<16} {e['hands']:>7} {e['chips']:>12.1f} {e['mbb_per_game']:>10.1f}"
+            print(f"{e['name']:<{width}} {e['hands']:>7} {e['chips']:>12.1f} {e['mbb_per_game']:>10.1f}"
                   f"   [{lo:.1f}, {hi:.1f}]")
         for e in players:
             t = e.get("translation")
