@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
+import textwrap
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from poker.game import load_game
 from solver.best_response import (
@@ -44,6 +47,54 @@ EVAL_MAX_ENTRIES = 20_000_000
 #: ``--dtype auto`` keeps float64 tables up to this many entries, float32 above.
 AUTO_FLOAT32_ENTRIES = 100_000_000
 _SAMPLED = ("es", "os", "tcfr")
+#: ``--metrics`` writes at most one line per this many seconds (an evaluation's line
+#: included), and at least one per ``--eval-every`` seconds, capped at METRICS_MAX_GAP.
+METRICS_MIN_GAP = 0.5
+METRICS_MAX_GAP = 5.0
+
+#: Keys a ``--config`` TOML file may set: key -> (kind, choices or None). Each is the
+#: command-line option of the same name (``_`` for ``-``); ``game`` is the positional.
+#: Kinds: "str", "path" (a string, relative to the current directory), "int", "float"
+#: (an integer is accepted), "bool".
+CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "game": ("str", None),
+    "betting": ("str", None),
+    "abstraction": ("path", None),
+    "algo": ("str", ALGORITHMS),
+    "seconds": ("float", None),
+    "iterations": ("int", None),
+    "threads": ("int", None),
+    "seed": ("int", None),
+    "dtype": ("str", ("auto", "float64", "float32")),
+    "precision": ("str", ("u8", "f32")),
+    "averaging": ("str", ("uniform", "linear")),
+    "form": ("str", FORMS),
+    "targeting": ("str", None),
+    "epsilon": ("float", None),
+    "importance": ("bool", None),
+    "close_threshold": ("float", None),
+    "pure": ("bool", None),
+    "checkpoint": ("path", None),
+    "checkpoint_every": ("float", None),
+    "eval_every": ("float", None),
+    "final_eval": ("bool", None),
+    "out": ("path", None),
+    "metrics": ("path", None),
+}
+#: Values of the keys above when neither the command line nor the config gives them.
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "threads": 1,
+    "dtype": "auto",
+    "precision": "u8",
+    "averaging": "uniform",
+    "form": "vector",
+    "importance": False,
+    "pure": False,
+    "final_eval": False,
+}
+#: What a run cannot do without (after merging the config and the command line).
+_REQUIRED = (("game", "GAME"), ("algo", "--algo"), ("out", "--out"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "train",
         help="solve the abstract game (cfr, cfr+, es, os, tcfr) and write the average strategy",
-        description=(
+        description="\n\n".join(textwrap.fill(par, 88) for par in (
             "Train a strategy for GAME with vector-form CFR or CFR+ (exact traversal over all "
             "hands), external- or outcome-sampling MCCFR, or Targeted CFR, for --seconds of "
             "solving and/or until --iterations in total, and write the average strategy to "
@@ -62,8 +113,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "exploitability (mbb/g) in the abstract game; the final report adds the "
             "exploitability in the real card game. Ctrl-C stops cleanly: the strategy and a "
             "checkpoint (OUT.ckpt unless --checkpoint) are written; run the same command "
-            "(with the same --abstraction) with --resume CHECKPOINT to continue."
-        ),
+            "(with the same --abstraction) with --resume CHECKPOINT to continue.",
+            "--config FILE.toml gives any of the options below as TOML keys (the option's "
+            "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
+            "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
+            "precision, averaging, form, targeting, epsilon, importance, close_threshold, "
+            "pure, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
+            "Options on the command line override the file. Relative paths in the file "
+            "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
+            "as on the command line, not to the file's folder. Unknown keys and values of the "
+            "wrong type are errors. The strategy file's recipe is the command as given "
+            "('pokerbot train --config FILE' and any overriding options) and its training "
+            "record keeps the file's settings.",
+            "--metrics FILE appends one JSON object per line (flushed per line; a resumed run "
+            "continues the file) at most twice a second, at least every --eval-every seconds "
+            f"(at most {METRICS_MAX_GAP:g} s apart) and after each evaluation: t (seconds of "
+            "solving, resumed runs included), iterations (in total), iterations_per_s, nodes "
+            "and nodes_per_s (es/os/tcfr; this run), rss_gib (current resident memory from "
+            "/proc/self/statm; the peak from getrusage where /proc is missing), and "
+            "exploitability / mbb_per_game (abstract game) when an evaluation happened then; "
+            "the last line has \"final\": true and the final evaluation.",
+        )),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "examples:\n"
@@ -74,11 +144,30 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "      --seconds 600 --out short20.strategy --checkpoint short20.ckpt --checkpoint-every 120\n"
             "  pokerbot train leduc.limit.2p --algo es --iterations 8000000 --out l.strategy --resume l.strategy.ckpt\n"
             "  pokerbot abstract leduc.limit.2p --buckets 3,3 --out abs/leduc\n"
-            "  pokerbot train leduc.limit.2p --algo cfr+ --abstraction abs/leduc --iterations 1000 --out l3.strategy"
+            "  pokerbot train leduc.limit.2p --algo cfr+ --abstraction abs/leduc --iterations 1000 --out l3.strategy\n"
+            "  pokerbot train --config strategies/leduc.limit.2p.toml --out mine.strategy --metrics m.jsonl\n"
+            "\n"
+            "a config (run.toml; 'pokerbot train --config run.toml --seed 2' overrides the seed):\n"
+            "  game = \"leduc.limit.2p\"\n"
+            "  algo = \"es\"\n"
+            "  abstraction = \"abs/leduc\"   # relative to the current directory\n"
+            "  seconds = 600\n"
+            "  seed = 1\n"
+            "  checkpoint = \"leduc.ckpt\"\n"
+            "  checkpoint_every = 120\n"
+            "  out = \"leduc.strategy\""
         ),
     )
-    p.add_argument("game", help="a shipped game name or a .game file")
-    p.add_argument("--algo", required=True, choices=ALGORITHMS, help="the algorithm")
+    p.add_argument(
+        "game", nargs="?", help="a shipped game name or a .game file (or 'game' in --config)"
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="TOML file of options (see above); options given here override it",
+    )
+    p.add_argument("--algo", choices=ALGORITHMS, help="the algorithm (required here or in --config)")
     p.add_argument(
         "--betting", metavar="SPEC", help="bet-size abstraction (no-limit games only), e.g. '1p,a'"
     )
@@ -93,39 +182,36 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--iterations", type=int, metavar="N", help="stop once N iterations are done in total"
     )
-    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="strategy file to write")
+    p.add_argument(
+        "--out", type=Path, metavar="FILE", help="strategy file to write (required here or in --config)"
+    )
     p.add_argument(
         "--seed",
         type=int,
-        default=0,
         metavar="S",
         help="seed of the sampled algorithms (default 0)",
     )
     p.add_argument(
-        "--threads", type=int, default=1, metavar="K", help="Hogwild threads (es, os, tcfr)"
+        "--threads", type=int, metavar="K", help="Hogwild threads (es, os, tcfr)"
     )
     p.add_argument(
         "--dtype",
         choices=("auto", "float64", "float32"),
-        default="auto",
         help=f"table precision of es/os/tcfr (auto: float32 above {AUTO_FLOAT32_ENTRIES:,} entries)",
     )
     p.add_argument(
         "--precision",
         choices=("u8", "f32"),
-        default="u8",
         help="stored policy: u8, one byte per probability, rows summing to 255 (default), or f32",
     )
     p.add_argument(
         "--averaging",
         choices=("uniform", "linear"),
-        default="uniform",
         help="average-strategy weights of es/os/tcfr (default uniform)",
     )
     p.add_argument(
         "--form",
         choices=FORMS,
-        default="vector",
         help="cfr/cfr+: vector (default) or history: one walk per deal, repeating "
         "OpenSpiel's CFRSolver operation by operation (small games only)",
     )
@@ -136,7 +222,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="tcfr: tau, e.g. mod40, game1, game2, full, '0123:0.2,23:0.8' or "
         "'mod40:03@38-39;13@31-37;23@1-30' (default: mod40 for 4 streets, else 1 iteration in 10 full)",
     )
-    p.add_argument("--importance", action="store_true", help="tcfr: scale regret updates by 1/q")
+    p.add_argument(
+        "--importance", action="store_true", default=None, help="tcfr: scale regret updates by 1/q"
+    )
     p.add_argument(
         "--close-threshold",
         type=float,
@@ -146,6 +234,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--pure",
         action="store_true",
+        default=None,
         help="tcfr: play the highest-regret action (no regret matching)",
     )
     p.add_argument(
@@ -170,8 +259,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--final-eval",
         action="store_true",
+        default=None,
         help="compute the real-game exploitability at the end even where the game is over that "
         "size (an exact best response over every board and hand: minutes on 20-card hold'em)",
+    )
+    p.add_argument(
+        "--metrics",
+        type=Path,
+        metavar="FILE",
+        help="append JSON Lines of progress (time, iterations, rates, memory, exploitability)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -235,10 +331,134 @@ class _Monitor:
         self.result = abstract_exploitability(None, self.solver.average_strategy())
         return self.result
 
-    def maybe_evaluate(self, seconds: float) -> None:
+    def maybe_evaluate(self, seconds: float) -> bool:
+        """Evaluate if ``every`` seconds have passed since the last; whether it did."""
         if self.enabled and self.every > 0 and seconds - self.last_eval >= self.every:
             self.last_eval = seconds
             self.evaluate()
+            return True
+        return False
+
+
+def _kind_ok(kind: str, value: Any) -> bool:
+    if kind in ("str", "path"):
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)  # float
+
+
+_KIND_NAMES = {"str": "a string", "path": "a path string", "int": "an integer",
+               "float": "a number", "bool": "true or false"}
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The options of the TOML file ``path`` for ``pokerbot train --config``, keyed by
+    :data:`CONFIG_KEYS` names: paths as :class:`Path` (relative to the current directory),
+    numbers of float keys as float. A missing or unreadable file, bad TOML, an unknown
+    key, a value of the wrong type or outside its choices raise :class:`UserError` (one line)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise UserError(f"--config {path}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"--config {path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"--config {path}: not valid TOML: {exc}") from None
+    config: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key not in CONFIG_KEYS:
+            hint = key.replace("-", "_")
+            also = f" (did you mean {hint}?)" if hint in CONFIG_KEYS else ""
+            raise UserError(
+                f"--config {path}: unknown key {key!r}{also}; known: {', '.join(CONFIG_KEYS)}"
+            )
+        kind, choices = CONFIG_KEYS[key]
+        if not _kind_ok(kind, value):
+            raise UserError(
+                f"--config {path}: {key} must be {_KIND_NAMES[kind]}, not {value!r}"
+            )
+        if choices is not None and value not in choices:
+            raise UserError(
+                f"--config {path}: {key} must be one of {', '.join(choices)}, not {value!r}"
+            )
+        if kind == "path":
+            value = Path(value)
+        elif kind == "float":
+            value = float(value)
+        config[key] = value
+    return config
+
+
+def merge_config(args: argparse.Namespace) -> argparse.Namespace:
+    """The effective options of a run: each :data:`CONFIG_KEYS` option from the command
+    line where given there, else from ``args.config`` (a TOML file, if any), else its
+    default (:data:`DEFAULTS`, or None). Other attributes are copied; ``config_values``
+    holds the file's settings ({} without a file). A missing game, --algo or --out is a
+    :class:`UserError` naming every one missing. Merging a merged namespace changes nothing."""
+    merged = argparse.Namespace(**vars(args))
+    config_path = getattr(args, "config", None)
+    config = load_config(config_path) if config_path is not None else {}
+    merged.config_values = config
+    for key in CONFIG_KEYS:
+        if getattr(args, key, None) is None:
+            setattr(merged, key, config.get(key, DEFAULTS.get(key)))
+    missing = [flag for key, flag in _REQUIRED if getattr(merged, key) is None]
+    if missing:
+        where = f"on the command line or in --config {config_path}" if config_path else (
+            "on the command line or in a --config file"
+        )
+        them = "it" if len(missing) == 1 else "them"
+        raise UserError(f"missing {', '.join(missing)}: give {them} {where}")
+    return merged
+
+
+def rss_gib() -> float:
+    """Resident memory of this process in GiB: the current figure from /proc/self/statm
+    (Linux), else the peak so far from ``resource.getrusage``."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**30
+    except (OSError, ValueError, IndexError):
+        import resource  # Unix only; reached where /proc is missing
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+        return peak / (2**30 if sys.platform == "darwin" else 2**20)
+
+
+class _Metrics:
+    """``--metrics``: JSON Lines appended and flushed one at a time, rate-limited."""
+
+    def __init__(self, path: Path | None, every: float) -> None:
+        self.file: IO[str] | None = None
+        if path is not None:
+            if not path.parent.is_dir():
+                raise UserError(f"--metrics {path}: folder {path.parent} does not exist")
+            self.file = open(path, "a", encoding="utf-8")
+        self.gap = min(max(every, METRICS_MIN_GAP), METRICS_MAX_GAP) if every > 0 else METRICS_MAX_GAP
+        self.last = -float("inf")
+
+    def due(self, t: float, evaluated: bool) -> bool:
+        """Whether a line is due at ``t`` seconds (an evaluation just happened)."""
+        gap = t - self.last
+        return self.file is not None and gap >= METRICS_MIN_GAP and (evaluated or gap >= self.gap)
+
+    def write(self, t: float, line: dict[str, Any]) -> None:
+        if self.file is None:
+            return
+        self.last = t
+        self.file.write(json.dumps(line) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
 def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
@@ -253,7 +473,9 @@ def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Train, report, write the strategy (and checkpoints)."""
+    """Train, report, write the strategy (and checkpoints, and --metrics lines); ``args``
+    as parsed (a --config file is merged here, see :func:`merge_config`)."""
+    args = merge_config(args)
     if args.seconds is None and args.iterations is None:
         raise UserError("give --seconds T and/or --iterations N")
     if args.seconds is not None and args.seconds < 0:
@@ -270,6 +492,8 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{flag} must not be negative, not {value}")
     if not args.out.parent.is_dir():
         raise UserError(f"--out {args.out}: folder {args.out.parent} does not exist")
+    if args.metrics is not None and not args.metrics.parent.is_dir():
+        raise UserError(f"--metrics {args.metrics}: folder {args.metrics.parent} does not exist")
     game = load_game(args.game)
     abstraction = load_abstraction(args.abstraction)
     ckpt = load_checkpoint(args.resume) if args.resume is not None else None
@@ -294,32 +518,68 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(left, f"train {args.algo}", unit=" it", enabled=not args.quiet)
     monitor = _Monitor(solver, can_eval, eval_every)
 
+    metrics = _Metrics(args.metrics, eval_every)
+
+    def measures(res: TrainResult, rss: float) -> dict[str, Any]:
+        line: dict[str, Any] = {
+            "t": round(done_seconds + res.seconds, 3),
+            "iterations": int(solver.iterations),
+            "iterations_per_s": res.iterations / res.seconds if res.seconds > 0 else None,
+        }
+        if sampled:
+            line["nodes"] = int(res.nodes)
+            line["nodes_per_s"] = res.nodes / res.seconds if res.seconds > 0 else None
+        line["rss_gib"] = round(rss, 4)
+        return line
+
     def callback(s: Any, res: TrainResult) -> bool:
         extra: dict[str, Any] = {"t": f"{res.seconds:.1f}s"}
         if sampled and res.seconds > 0:
             extra["nodes/s"] = f"{res.nodes / res.seconds:,.0f}"
-        monitor.maybe_evaluate(res.seconds)
+        evaluated = monitor.maybe_evaluate(res.seconds)
         if monitor.result is not None:
             extra["expl"] = f"{monitor.result.mbb_per_game:.3f} mbb/g"
+        rss = rss_gib()
+        extra["rss"] = f"{rss:.2f} GiB"
         if args.checkpoint_every and res.seconds - monitor.last_ckpt >= args.checkpoint_every:
             monitor.last_ckpt = res.seconds
             save_checkpoint(checkpoint_path, s, seconds=done_seconds + res.seconds)
         progress.update(res.iterations, **extra)
+        t = done_seconds + res.seconds
+        if metrics.due(t, evaluated):
+            line = measures(res, rss)
+            if evaluated and monitor.result is not None:
+                line["exploitability"] = monitor.result.exploitability
+                line["mbb_per_game"] = monitor.result.mbb_per_game
+            metrics.write(t, line)
         return False
 
-    res = TrainResult()
-    if left is None or left > 0:
-        res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
-    interrupted = res.interrupted
-    strategy = solver.average_strategy()
-    # The abstract responder of a card abstraction walks the tree once per level of its
-    # decisions: past the size limit --final-eval measures the real game only.
-    evaluate: Callable[[Strategy], tuple[Result | None, Result]] | None = None
-    if can_eval:
-        evaluate = abstract_and_real_exploitability
-    elif args.final_eval:
-        evaluate = lambda s: (None, exploitability(None, s))  # noqa: E731
-    final, real = evaluate(strategy) if evaluate is not None else (None, None)
+    try:
+        res = TrainResult()
+        if left is None or left > 0:
+            res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
+        interrupted = res.interrupted
+        strategy = solver.average_strategy()
+        # The abstract responder of a card abstraction walks the tree once per level of its
+        # decisions: past the size limit --final-eval measures the real game only.
+        evaluate: Callable[[Strategy], tuple[Result | None, Result]] | None = None
+        if can_eval:
+            evaluate = abstract_and_real_exploitability
+        elif args.final_eval:
+            evaluate = lambda s: (None, exploitability(None, s))  # noqa: E731
+        final, real = evaluate(strategy) if evaluate is not None else (None, None)
+        last = measures(res, rss_gib())
+        last.update(
+            exploitability=final.exploitability if final is not None else None,
+            mbb_per_game=final.mbb_per_game if final is not None else None,
+            real_exploitability=real.exploitability if real is not None else None,
+            real_mbb_per_game=real.mbb_per_game if real is not None else None,
+            interrupted=interrupted,
+            final=True,
+        )
+        metrics.write(last["t"], last)
+    finally:
+        metrics.close()
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
     progress.update(res.iterations, **end)
     progress.close()
@@ -337,6 +597,12 @@ def run(args: argparse.Namespace) -> int:
         "options": solver.options() if sampled else dict(options),
         "recipe": "pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
     }
+    if args.config is not None:
+        # the recipe names the file; its settings are kept in case the file changes
+        training["config"] = {
+            "file": str(args.config),
+            **{k: str(v) if isinstance(v, Path) else v for k, v in args.config_values.items()},
+        }
     evaluation: dict[str, Any] = {}
     if stored_real is not None:
         evaluation = {
@@ -400,5 +666,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _recipe_args(argv: list[str]) -> list[str]:
-    """The command line as it was given, quoted where a word needs it (the file's recipe)."""
+    """The command line as it was given, quoted where a word needs it (the file's recipe):
+    with --config, 'train --config FILE' and the options that override it, as given."""
     return [shlex.quote(a) for a in argv]
