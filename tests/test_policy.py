@@ -326,3 +326,19 @@ def _shipped_short20():
     from solver.strategy_io import open_strategy
 
     return open_strategy(SHORT20)
+
+
+def test_play_takes_the_strategy_files_game_by_default(tmp_path):
+    from argparse import Namespace
+
+    from agent.cli import UserError
+    from agent.commands.play import game_of
+
+    path = tmp_path / "l.strategy"
+    tree = build_tree(LEDUC_NL, "1p,a")
+    path.write_bytes(dumps_policy(LEDUC_NL, "1p,a", np.ones(table_offsets(tree, [6, 30])[1])))
+    assert game_of(Namespace(game=None, bot=f"strategy:{path}")) == LEDUC_NL
+    assert game_of(Namespace(game=None, bot="call")).name == "holdem.nolimit.2p.reverse_blinds"
+    assert game_of(Namespace(game="kuhn.limit.2p", bot=f"strategy:{path}")).name == "kuhn.limit.2p"
+    with pytest.raises(UserError, match="missing.strategy"):
+        game_of(Namespace(game=None, bot=f"strategy:{tmp_path / 'missing.strategy'}"))

@@ -10,9 +10,10 @@ from typing import Any
 
 from poker._atomic import atomic_write_bytes
 from poker.game import Game, load_game
+from solver.strategy_io import open_strategy
 
 from .. import eventloop
-from ..bots import BOTS, UnknownBotError, make_player
+from ..bots import BOTS, STRATEGY_PREFIX, UnknownBotError, make_player
 from ..strategy_player import StrategyPlayer
 from ..cli import UserError
 from ..client import ClientError, MatchSummary, play_match
@@ -64,8 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write a JSON summary at the end (chips, hands and, for a strategy, its "
                         "translation counts)")
-    p.add_argument("--game", default="holdem.nolimit.2p.reverse_blinds",
-                   help="the game the dealer runs (shipped name or .game file)")
+    p.add_argument("--game", default=None,
+                   help="the game the dealer runs (shipped name or .game file; default: a "
+                        "strategy's own game, else holdem.nolimit.2p.reverse_blinds)")
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
@@ -160,12 +162,28 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
                                 on_hand=on_hand, spin_us=args.spin_us, read_timeout=args.read_timeout)
 
 
+DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
+
+
+def game_of(args: argparse.Namespace) -> Game:
+    """The match's game: ``--game``, else the strategy file's own game, else
+    :data:`DEFAULT_GAME`."""
+    if args.game is not None:
+        return load_game(args.game)
+    if args.bot.startswith(STRATEGY_PREFIX):
+        try:
+            return open_strategy(args.bot[len(STRATEGY_PREFIX):]).game
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    return load_game(DEFAULT_GAME)
+
+
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
-    game = load_game(args.game)
     spin_us(args)
     if args.strategy is not None:
         args.bot = f"strategy:{args.strategy}"
+    game = game_of(args)
     try:
         bot = make_player(args.bot, game, args.seed, purify=args.purify, tables=args.tables)
     except (UnknownBotError, ValueError) as exc:  # StrategyFileError is a ValueError
