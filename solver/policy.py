@@ -37,17 +37,29 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from abstraction.betting import ALL_IN, pot_after_call
 from abstraction.translation import CALL, map_bet, real_raise_to, uniform
+from poker.cards import deck_cards
 from poker.state import Action, ActionKind, State
 
+from .chance import BucketBatchFn
 from .tree import CHANCE, DECISION, Tree
 
-__all__ = ["Branch", "BucketFn", "HandWalk", "TranslatedPolicy", "TranslationCounts", "follow"]
+__all__ = [
+    "Branch",
+    "BucketFn",
+    "HandWalk",
+    "Range",
+    "TranslatedPolicy",
+    "TranslationCounts",
+    "follow",
+    "range_query",
+]
 
 #: ``bucket(street, hole, board) -> bucket``: ``board`` holds the board cards dealt
 #: through ``street``, in dealing order.
@@ -89,7 +101,9 @@ class TranslatedPolicy:
     decision node's first table entry; ``table``: the average strategy, float or 1-byte
     quantized (rows summing to ``scale``: 255 for uint8, 1 for float); ``bucket``: the
     bucket function; ``mapping``: the translation (:data:`abstraction.translation.MAPPINGS`);
-    ``purify``: actions below this probability are dropped and the rest renormalized.
+    ``purify``: actions below this probability are dropped and the rest renormalized;
+    ``bucket_batch``: the buckets of many hands at once, for range queries
+    (:func:`range_query`; without it they call ``bucket`` hand by hand).
     """
 
     def __init__(
@@ -101,6 +115,7 @@ class TranslatedPolicy:
         *,
         mapping: str = "pseudo_harmonic",
         purify: float = 0.0,
+        bucket_batch: BucketBatchFn | None = None,
     ) -> None:
         if tree.size is None:
             raise ValueError("the tree has no raise sizes: build it with solver.tree.build_tree")
@@ -112,6 +127,7 @@ class TranslatedPolicy:
         self.table = table
         self.scale = 255.0 if table.dtype == np.uint8 else 1.0
         self.bucket = bucket
+        self.bucket_batch = bucket_batch
         self.mapping = mapping
         self.purify = float(purify)
         self.snap = tree.betting.snap if tree.betting is not None else 0.0
@@ -142,6 +158,20 @@ class TranslatedPolicy:
             if kept.sum() <= 0.0:
                 kept = (p == p.max()).astype(np.float64)
             p = kept / kept.sum()
+        return p
+
+    def rows(self, node: int, buckets: np.ndarray) -> np.ndarray:
+        """:meth:`probabilities` for many buckets at once: ``float64[len(buckets), n_actions]``."""
+        n = self._n_child[node]
+        idx = self._offset[node] + np.asarray(buckets, dtype=np.int64)[:, None] * n + np.arange(n)
+        p = np.asarray(self.table[idx], dtype=np.float64) / self.scale
+        total = p.sum(axis=1, keepdims=True)
+        p = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / n)
+        if self.purify > 0.0:
+            kept = np.where(p >= self.purify, p, 0.0)
+            empty = kept.sum(axis=1) <= 0.0
+            kept[empty] = (p[empty] == p[empty].max(axis=1, keepdims=True)).astype(np.float64)
+            p = kept / kept.sum(axis=1, keepdims=True)
         return p
 
     def children(self, node: int) -> range:
@@ -370,6 +400,79 @@ def follow(policy: TranslatedPolicy, state: State) -> list[Branch]:
             if not policy.in_step(b.node, state):
                 b.lost = True
     return branches
+
+
+@dataclass(frozen=True)
+class Range:
+    """The translated policy for every private hand at one real history: ``probs[i, j]``
+    is the probability that the player holding ``hands[i]`` (ACPC cards) takes
+    ``actions[j]`` (real actions, legal in the real state); rows sum to 1."""
+
+    hands: np.ndarray  # int64[n, hole cards]
+    actions: list[Action]
+    probs: np.ndarray  # float64[n, len(actions)]
+
+    def of(self, hole: Sequence[int]) -> dict[str, float]:
+        """The distribution of one hand, keyed by the actions' ACPC text."""
+        key = sorted(int(c) for c in hole)
+        i = next((i for i, h in enumerate(self.hands.tolist()) if sorted(h) == key), None)
+        if i is None:
+            raise ValueError(f"hand {list(hole)} is not in the range (a card on the board?)")
+        return {a.to_acpc(False): float(p) for a, p in zip(self.actions, self.probs[i])}
+
+
+def range_query(policy: TranslatedPolicy, state: State, board: Sequence[int]) -> Range:
+    """The action distribution at the real ``state`` for every hand the player to act may
+    hold: every set of hole cards that misses ``board`` (the board through the state's
+    street, in dealing order). The translation enters exactly: the result is the mixture
+    over :func:`follow`'s branches, weighted by their probabilities, never one draw; a
+    branch the tree cannot follow checks or calls. Buckets are computed for all hands at
+    once (``policy.bucket_batch``)."""
+    game = state.game
+    if state.actor is None:
+        raise ValueError("nobody is to act: the hand is over")
+    need = sum(game.num_board_cards[: state.round + 1])
+    if len(board) != need:
+        raise ValueError(f"street {state.round} has {need} board cards, got {len(board)}")
+    used = set(int(c) for c in board)
+    free = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in used]
+    k = game.num_hole_cards
+    hands = np.array(list(combinations(free, k)), dtype=np.int64).reshape(-1, k)
+    cards = np.ascontiguousarray(
+        np.concatenate([hands, np.tile(np.asarray(board, dtype=np.int64), (hands.shape[0], 1))], axis=1)
+    )
+    if policy.bucket_batch is not None:
+        buckets = np.asarray(policy.bucket_batch(state.round, cards), dtype=np.int64)
+    else:
+        buckets = np.array([policy.bucket(state.round, h[:k], h[k:]) for h in cards.tolist()], dtype=np.int64)
+    columns: dict[tuple[ActionKind, int], int] = {}
+    actions: list[Action] = []
+    parts: list[tuple[int, np.ndarray]] = []
+
+    def column(action: Action) -> int:
+        key = (action.kind, int(action.amount or 0))
+        if key not in columns:
+            columns[key] = len(actions)
+            actions.append(action)
+        return columns[key]
+
+    for b in follow(policy, state):
+        if b.lost:
+            parts.append((column(Action.call()), np.full(hands.shape[0], b.weight)))
+            continue
+        p = policy.rows(b.node, buckets)
+        for j, child in enumerate(policy.children(b.node)):
+            parts.append((column(policy.real_action(child, state)), b.weight * p[:, j]))
+    probs = np.zeros((hands.shape[0], len(actions)))
+    for j, v in parts:
+        probs[:, j] += v
+    order = sorted(range(len(actions)), key=lambda j: _action_order(actions[j]))
+    return Range(hands=hands, actions=[actions[j] for j in order], probs=probs[:, order])
+
+
+def _action_order(a: Action) -> tuple[int, int]:
+    rank = {ActionKind.FOLD: 0, ActionKind.CALL: 1, ActionKind.RAISE: 2}[a.kind]
+    return rank, int(a.amount or 0)
 
 
 def _pick(outcomes: list[tuple[int, float]], u: float) -> int:

@@ -73,6 +73,7 @@ from .tree import DECISION, Tree, build_tree, table_offsets
 if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction
 
+    from .chance import BucketBatchFn
     from .policy import BucketFn, TranslatedPolicy
 
 __all__ = [
@@ -497,6 +498,22 @@ class StrategyFile:
             return lambda street, hole, board: ab.lookup(hole, board, street)
         return lambda street, hole, board: ab.bucket(hole, board, street)
 
+    def bucket_batch_fn(self) -> BucketBatchFn:
+        """``bucket_batch(street, cards)`` for many hands at once (``cards[i]``: hole
+        cards, then the board in dealing order): the card abstraction's batch lookup
+        (tables where attached, else computed from the model, each suit-isomorphism
+        class once), or the lossless numbering hand by hand."""
+        ab = self.abstraction
+        if ab is None:
+            game, k = self.game, self.game.num_hole_cards
+
+            def lossless(street: int, cards: np.ndarray) -> np.ndarray:
+                rows = cards.tolist()
+                return np.array([lossless_bucket(game, street, r[:k], r[k:]) for r in rows], dtype=np.int64)
+
+            return lossless
+        return lambda street, cards: ab.lookup_batch(cards, street)
+
     def policy(self) -> np.ndarray:
         """The stored policy as float64 probabilities (a copy)."""
         out = dequantize(self.table)  # the table itself when it is float64 (versions 1 and 2)
@@ -507,7 +524,7 @@ class StrategyFile:
         from .policy import TranslatedPolicy  # the policy walks trees; this module only reads files
 
         return TranslatedPolicy(self.tree, self.offset, self.table, self.bucket_fn(),
-                                mapping=mapping, purify=purify)
+                                mapping=mapping, purify=purify, bucket_batch=self.bucket_batch_fn())
 
     def to_strategy(self) -> Strategy:
         """A :class:`Strategy` over a full :class:`Problem` (tree and chance layer), for
