@@ -1,0 +1,260 @@
+"""Exact head-to-head value of two translated players (solver.head_to_head) and
+``pokerbot eval h2h``.
+
+Oracle: a brute force that plays out every deal with both players' own HandWalks, their
+random choices (mapping outcomes and their own action draws) replaced by enumerating
+every outcome with its probability: a recursive expectation over the real game, one
+hand at a time, with nothing of the mapping-state machinery.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+import solver.policy as policy_mod
+from agent.cli import main
+from poker.cards import deck_cards
+from poker.game import Game, load_game
+from poker.state import Deal, State
+from solver.algorithms import solve
+from solver.chance import lossless_bucket
+from solver.head_to_head import _board_at, _n_boards, all_boards, board_value, head_to_head
+from solver.policy import HandWalk, TranslatedPolicy
+from solver.problem import make_problem
+from solver.real_response import real_self_play_value
+from solver.strategy_io import open_strategy, save_strategy
+
+
+def _policy_of(strategy: Any, game: Game, mapping: str = "pseudo_harmonic") -> TranslatedPolicy:
+    p = strategy.problem
+    return TranslatedPolicy(
+        p.tree, p.offset, strategy.policy,
+        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping,
+    )
+
+
+def _random_policy(game: Game, betting: str | None, mapping: str = "pseudo_harmonic", seed: int = 1,
+                   low: float = 0.05) -> TranslatedPolicy:
+    """Every abstract action with positive probability (``low`` > 0): every rule gets exercised."""
+    p = make_problem(game, betting)
+    table = np.random.default_rng(seed).uniform(low, 1.0, p.size)
+    return TranslatedPolicy(
+        p.tree, p.offset, table,
+        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping,
+    )
+
+
+# ---------------------------------------------------------------- brute force
+
+
+class _Script:
+    """Forces HandWalk's random choices to a given sequence of outcome indices and
+    records the first choice point past it (its outcomes' probabilities)."""
+
+    def __init__(self) -> None:
+        self.queue: list[int] = []
+        self.new: list[float] | None = None
+        self.stats = {"mapped": 0, "fallback": 0, "lost": 0}
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, script: _Script) -> None:
+    def choose(probs: list[float]) -> int:
+        if script.queue:
+            return script.queue.pop(0)
+        if script.new is None:
+            script.new = probs
+        return next(i for i, p in enumerate(probs) if p > 0.0)
+
+    def pick(outcomes: list[tuple[int, float]], u: float) -> int:
+        if len(outcomes) == 1:
+            return outcomes[0][0]
+        script.stats["mapped"] += 1
+        return outcomes[choose([p for _, p in outcomes])][0]
+
+    def draw(probs: np.ndarray, u: float) -> int:
+        return choose(probs.tolist())
+
+    monkeypatch.setattr(policy_mod, "_pick", pick)
+    monkeypatch.setattr(policy_mod, "_draw", draw)
+
+
+def _clone(walk: HandWalk) -> HandWalk:
+    c = copy.copy(walk)
+    c._own = dict(walk._own)
+    c._buckets = dict(walk._buckets)
+    c.counts = copy.copy(walk.counts)
+    return c
+
+
+def _decisions(script: _Script, walk: HandWalk, state: State, hole: tuple[int, ...],
+               board: tuple[int, ...], prefix: list[int], prob: float) -> list[tuple[float, Any, HandWalk]]:
+    """Every (probability, real action, walk after it) of ``walk`` deciding at ``state``:
+    each random choice it makes (catching up with the opponent's actions, then its own
+    draw) enumerated with its outcomes' probabilities."""
+    w = _clone(walk)
+    script.queue, script.new = list(prefix), None
+    action, _ = w.decide(state, hole, board)
+    options = script.new
+    if options is None:
+        return [(prob, action, w)]
+    out = []
+    for i, p in enumerate(options):
+        if p > 0.0:
+            out += _decisions(script, walk, state, hole, board, [*prefix, i], prob * p)
+    return out
+
+
+def _brute_h2h(game: Game, first: TranslatedPolicy, second: TranslatedPolicy, script: _Script) -> float:
+    """Seat 0's expected chips, ``first`` in position 0, over every ordered deal."""
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    k = game.num_hole_cards
+    sizes = game.num_board_cards
+    total, deals = 0.0, 0
+
+    def value(state: State, walks: tuple[HandWalk, HandWalk], holes: Any, board: tuple[int, ...]) -> float:
+        if state.actor is None:
+            for w in walks:
+                script.stats["fallback"] += w.counts.fallback
+                script.stats["lost"] += w.lost
+            return state.values()[0]
+        actor = state.actor
+        seen = board[: game.board_cards_through(state.round)]
+        v = 0.0
+        for p, action, w in _decisions(script, walks[actor], state, holes[actor], seen, [], 1.0):
+            pair = (w, walks[1]) if actor == 0 else (walks[0], w)
+            v += p * value(state.apply(action), pair, holes, board)
+        return v
+
+    for h0 in itertools.combinations(deck, k):
+        for h1 in itertools.combinations([c for c in deck if c not in h0], k):
+            rest = [c for c in deck if c not in h0 + h1]
+            for board in itertools.permutations(rest, game.total_board_cards):
+                streets, i = [], 0
+                for n in sizes:
+                    streets.append(tuple(board[i : i + n]))
+                    i += n
+                if any(list(s) != sorted(s) for s in streets):
+                    continue  # one order per street's cards: every board equally likely
+                state = State.new_hand(game, Deal((h0, h1), tuple(streets)))
+                walks = (HandWalk(first, 0, seed=0, hand=0), HandWalk(second, 1, seed=0, hand=0))
+                total += value(state, walks, (h0, h1), tuple(board))
+                deals += 1
+    return total / deals
+
+
+CASES = [
+    # game, A (betting, seed), B (betting, seed)
+    ("kuhn.limit.2p", (None, 1), (None, 2)),
+    ("leduc.limit.2p", (None, 1), (None, 2)),
+    ("leduc.nolimit.2p", ("1p,a", 1), ("0.5p,1p,2p,a", 2)),
+]
+
+
+@pytest.mark.parametrize("name,pa,pb", CASES)
+def test_equals_brute_force_over_every_deal_and_draw(name, pa, pb, monkeypatch):
+    game = load_game(name)
+    a = _random_policy(game, pa[0], seed=pa[1])
+    b = _random_policy(game, pb[0], seed=pb[1])
+    res = head_to_head(a, b, game)
+    assert res.exact and res.boards == res.boards_total == len(all_boards(game))
+    assert res.ci95 == (res.mbb_per_game, res.mbb_per_game)
+    script = _Script()
+    _install(monkeypatch, script)
+    ab = _brute_h2h(game, a, b, script)
+    ba = _brute_h2h(game, b, a, script)
+    assert res.seat_values[0] == pytest.approx(ab, abs=1e-9)
+    assert res.seat_values[1] == pytest.approx(-ba, abs=1e-9)
+    assert res.chips_per_game == pytest.approx((ab - ba) / 2, abs=1e-9)
+    assert res.mbb_per_game == pytest.approx(1000 * res.chips_per_game / game.big_blind)
+    assert res.chips_per_game != pytest.approx(0.0, abs=1e-6)  # a real difference was measured
+    if not game.is_limit:  # the translation randomized, and both fallbacks were exercised
+        assert script.stats["mapped"] > 0 and script.stats["fallback"] > 0 and script.stats["lost"] > 0
+
+
+def test_same_strategy_is_zero_and_antisymmetric():
+    game = load_game("leduc.limit.2p")
+    strategy = solve(game, "cfr+", iterations=30)
+    pol = _policy_of(strategy, game)
+    same = head_to_head(pol, pol, game)
+    assert same.chips_per_game == 0.0 and same.mbb_per_game == 0.0
+    # each seat's value is the translated self-play value of solver.real_response
+    assert same.seat_values[0] == pytest.approx(real_self_play_value(pol), abs=1e-12)
+    other = _random_policy(game, None, seed=4)
+    ab, ba = head_to_head(pol, other, game), head_to_head(other, pol, game)
+    assert ab.chips_per_game == pytest.approx(-ba.chips_per_game, abs=1e-12)
+    assert ab.chips_per_game > 0.1  # a CFR+ strategy beats a random one
+
+
+def test_two_betting_abstractions_on_leduc_nolimit():
+    game = load_game("leduc.nolimit.2p")
+    a = _policy_of(solve(game, "cfr+", iterations=60, betting="1p,a"), game)
+    b = _policy_of(solve(game, "cfr+", iterations=60, betting="0.5p,1p,2p,a"), game)
+    ab, ba = head_to_head(a, b, game), head_to_head(b, a, game)
+    assert ab.chips_per_game == pytest.approx(-ba.chips_per_game, abs=1e-12)
+    assert ab.seat_values == pytest.approx((-ba.seat_values[1], -ba.seat_values[0]), abs=1e-12)
+    # every board's value is what the mean is made of
+    manual = np.mean([(board_value(a, b, game, bd)[0] - board_value(b, a, game, bd)[0]) / 2
+                      for bd in all_boards(game)])
+    assert ab.chips_per_game == pytest.approx(manual, abs=1e-12)
+
+
+def test_board_sampling():
+    game = load_game("leduc.nolimit.2p")
+    assert all(_board_at(game, i) == bd for i, bd in enumerate(all_boards(game)))
+    short = load_game("holdem.nolimit.2p.short20")
+    assert _n_boards(short) == 20 * 19 * 18
+    assert [_board_at(short, i) for i in (0, 1, 6839)] == [all_boards(short)[i] for i in (0, 1, 6839)]
+    a = _random_policy(game, "1p,a", seed=1)
+    b = _random_policy(game, "0.5p,1p,2p,a", seed=2)
+    full = head_to_head(a, b, game)
+    assert head_to_head(a, b, game, boards=6).mbb_per_game == pytest.approx(full.mbb_per_game, abs=1e-12)
+    part = head_to_head(a, b, game, boards=3, seed=7)
+    assert not part.exact and part.boards == 3 and part.boards_total == 6
+    lo, hi = part.ci95
+    assert lo < part.mbb_per_game < hi
+    # a different seed draws a different set of boards; the same seed the same
+    assert head_to_head(a, b, game, boards=3, seed=7).mbb_per_game == part.mbb_per_game
+    with pytest.raises(ValueError):
+        head_to_head(a, b, game, boards=0)
+    with pytest.raises(ValueError):
+        head_to_head(a, _random_policy(load_game("leduc.limit.2p"), None), game)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_h2h(tmp_path, capsys):
+    game = load_game("leduc.nolimit.2p")
+    fa, fb = tmp_path / "a.strategy", tmp_path / "b.strategy"
+    sa = solve(game, "cfr+", iterations=40, betting="1p,a")
+    sb = solve(game, "cfr+", iterations=40, betting="0.5p,1p,2p,a")
+    save_strategy(fa, sa, precision="f32")
+    save_strategy(fb, sb, precision="f32")
+    assert main(["eval", "h2h", str(fa), str(fb), "--json"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    doc = json.loads(out[-1])
+    expect = head_to_head(open_strategy(fa).translated(), open_strategy(fb).translated(), game)
+    assert doc["mbb_per_game"] == pytest.approx(expect.mbb_per_game, abs=1e-9)
+    assert doc["ci95"] == [pytest.approx(expect.mbb_per_game, abs=1e-9)] * 2
+    assert doc["boards"] == 6 and doc["seconds"] >= 0
+    assert main(["eval", "h2h", str(fa), str(fb), "--boards", "2", "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "mbb/g" in text and "boards" in text
+
+    # another game's file, a damaged file: one line on stderr, status 2
+    other = tmp_path / "limit.strategy"
+    save_strategy(other, solve(load_game("leduc.limit.2p"), "cfr+", iterations=2))
+    assert main(["eval", "h2h", str(fa), str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "game" in err[0]
+    bad = tmp_path / "bad.strategy"
+    bad.write_bytes(fa.read_bytes()[:-100])
+    assert main(["eval", "h2h", str(fa), str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.strategy" in err[0]
