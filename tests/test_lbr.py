@@ -1,0 +1,196 @@
+"""Local best response (solver/lbr.py) and ``pokerbot eval lbr`` (agent/commands/eval_lbr.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from poker.cards import deck_cards
+from poker.evaluator import evaluate
+from poker.game import load_game
+from poker.state import ActionKind, State
+from solver.lbr import (
+    BlindOpponent,
+    LocalBestResponse,
+    StrategyOpponent,
+    default_action_spec,
+    parse_action_set,
+    range_equity,
+)
+from solver.policy import range_query
+from solver.strategy_io import open_strategy
+
+STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
+HOLDEM = load_game("holdem.nolimit.2p.reverse_blinds")
+
+
+def _brute_equity(game, hole, board, hands, weights):
+    """Exact equity by enumerating every completion of the board with the evaluator."""
+    known = set(hole) | set(board)
+    rest = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in known]
+    missing = game.total_board_cards - len(board)
+    num = den = 0.0
+    for runout in combinations(rest, missing):
+        full = list(board) + list(runout)
+        mine = evaluate(list(hole) + full)
+        for h, w in zip(hands.tolist(), weights.tolist()):
+            if w <= 0 or set(h) & (known | set(runout)):
+                continue
+            theirs = evaluate(h + full)
+            den += w
+            num += w * (1.0 if mine > theirs else 0.5 if mine == theirs else 0.0)
+    return num / den
+
+
+@pytest.mark.parametrize("street_cards", [5, 4, 3])
+def test_equity_kernel_matches_brute_force(street_cards):
+    rng = random.Random(street_cards)
+    all_hands = np.array(list(combinations(range(52), 2)), np.int64)
+    for _ in range(3):
+        cards = rng.sample(range(52), 2 + street_cards)
+        hole, board = cards[:2], cards[2:]
+        pick = all_hands[rng.sample(range(len(all_hands)), 40 if street_cards < 5 else 300)]
+        weights = np.array([rng.random() if rng.random() < 0.8 else 0.0 for _ in range(len(pick))])
+        got = range_equity(hole, board, pick, weights, HOLDEM)
+        want = _brute_equity(HOLDEM, hole, board, pick, weights)
+        assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_equity_kernel_leduc_and_sampled_preflop():
+    leduc = load_game("leduc.nolimit.2p")
+    deck = deck_cards(leduc.num_ranks, leduc.num_suits)
+    hands = np.array([[c] for c in deck], np.int64)
+    for hole in deck:
+        w = np.arange(1.0, len(deck) + 1)
+        for board in ([], [c for c in deck if c != hole][:1]):
+            got = range_equity([hole], board, hands, w, leduc)
+            assert got == pytest.approx(_brute_equity(leduc, [hole], board, hands, w), abs=1e-12)
+    # Preflop (run-outs sampled): aces against a uniform range win about 85%.
+    all_hands = np.array(list(combinations(range(52), 2)), np.int64)
+    eq = range_equity([48, 49], [], all_hands, np.ones(len(all_hands)), HOLDEM, samples=1000, seed=7)
+    assert 0.83 < eq < 0.87
+    assert eq == range_equity([48, 49], [], all_hands, np.ones(len(all_hands)), HOLDEM, samples=1000, seed=7)
+
+
+def test_action_sets():
+    assert default_action_spec(HOLDEM) == "c/c/fcpa/fcpa"
+    assert default_action_spec(load_game("leduc.nolimit.2p")) == "fcpa/fcpa"
+    sets = parse_action_set("c/c,0.5p/fcpa", HOLDEM)
+    assert sets == [[("c", 0.0)], [("c", 0.0), ("p", 0.5)], [("f", 0.0), ("c", 0.0), ("p", 1.0), ("a", 0.0)]] + [
+        [("f", 0.0), ("c", 0.0), ("p", 1.0), ("a", 0.0)]
+    ]
+    for bad in ("", "f/c", "c/x", "c/c/c/c/c"):
+        with pytest.raises(ValueError):
+            parse_action_set(bad, HOLDEM)
+
+
+def test_always_fold_gives_exactly_the_blinds():
+    big, small = max(HOLDEM.blind), min(HOLDEM.blind)
+    # LBR in the small blind limps (call only preflop), the folder surrenders its big
+    # blind; LBR in the big blind wins the small blind: (big + small) / 2 per game.
+    want = (big + small) / 2 / big * 1000
+    assert want == 750.0
+    r = LocalBestResponse(HOLDEM, BlindOpponent("fold"), seed=1).run(40)
+    assert r.mbb_per_game == want
+    assert r.ci95 == (want, want)
+    assert sorted(r.by_seat) == [small / big * 1000, 1000.0]
+
+
+def test_crushes_always_call_and_range_stays_prior():
+    seen = []
+
+    def hook(state, hands, w, eq, action):
+        seen.append((state.round, action.kind, eq))
+        known = set(state.hole(state.actor)) | set(state.board())
+        clash = np.array([bool(set(h) & known) for h in hands.tolist()])
+        assert np.all(w[clash] == 0)
+        assert np.allclose(w[~clash], 1.0 / (~clash).sum())  # card-blind: the prior
+
+    r = LocalBestResponse(HOLDEM, BlindOpponent("call"), seed=5).run(200, on_decision=hook)
+    assert r.mbb_per_game > 4000 and r.ci95[0] > 0
+    # Call only before the turn; against a caller it never folds (it is never bet into)
+    # and it bets only with equity above one half (a raise gains nothing from folds).
+    assert all(k is ActionKind.CALL and eq is None for street, k, eq in seen if street < 2)
+    assert all(k is not ActionKind.FOLD for _, k, _ in seen)
+    assert all(eq > 0.5 for street, k, eq in seen if k is ActionKind.RAISE)
+    assert any(k is ActionKind.RAISE for _, k, _ in seen)
+
+
+def test_against_random_and_raise_bots_runs():
+    for bot in ("random", "raise", "allin"):
+        r = LocalBestResponse(HOLDEM, BlindOpponent(bot, seed=2), seed=2).run(30)
+        assert r.hands == 30 and np.isfinite(r.mbb_per_game)
+
+
+@pytest.mark.parametrize("name,hands", [("leduc.nolimit.2p", 300), ("holdem.nolimit.2p.short20", 60)])
+def test_against_a_strategy_the_range_is_a_bayes_distribution(name, hands):
+    game = load_game(name)
+    policy = open_strategy(STRATEGIES / f"{name}.strategy", game=game).translated()
+    opp = StrategyOpponent(policy, seed=3, name=name)
+    lbr = LocalBestResponse(game, opp, seed=3)
+    checked = {"decisions": 0, "bayes": 0}
+
+    def hook(state, hands_, w, eq, action):
+        checked["decisions"] += 1
+        assert w.sum() == pytest.approx(1.0)
+        assert np.all(w >= 0)
+        me = state.actor
+        known = set(state.hole(me)) | set(state.board())
+        clash = np.array([bool(set(h) & known) for h in hands_.tolist()])
+        assert np.all(w[clash] == 0)
+        # After exactly one opponent action (its first), the range is that action's
+        # column of the range query, renormalized over the hands that miss known cards.
+        hist = state.history
+        opp_moves = [k for k, a in enumerate(hist) if a.actor != me]
+        if len(opp_moves) == 1 and state.round == 0:
+            k = opp_moves[0]
+            before = State.new_hand(game, state.deal)
+            for a in hist[:k]:
+                before = before.apply(a.action)
+            r = range_query(policy, before, [])
+            j = [(a.kind, a.amount) for a in r.actions].index((hist[k].action.kind, hist[k].action.amount))
+            want = np.zeros(len(w))
+            want[lbr.index_of(r.hands)] = r.probs[:, j]
+            want[clash] = 0
+            assert w == pytest.approx(want / want.sum())
+            checked["bayes"] += 1
+
+    r = lbr.run(hands, on_decision=hook)
+    assert checked["decisions"] > hands // 2 and checked["bayes"] > 0
+    assert np.isfinite(r.mbb_per_game) and r.ci95[0] <= r.mbb_per_game <= r.ci95[1]
+    assert r.translation is not None and r.translation["decisions"] > 0
+    # Seeded: the same run again gives the same hands.
+    again = LocalBestResponse(game, StrategyOpponent(policy, seed=3, name=name), seed=3).run(20)
+    assert np.array_equal(again.values, r.values[:20])
+
+
+def _parser():
+    from agent.commands.eval_lbr import register_lbr
+
+    p = argparse.ArgumentParser(prog="pokerbot eval")
+    what = p.add_subparsers(dest="what")
+    register_lbr(what)
+    return p
+
+
+def test_cli_json(capsys):
+    p = _parser()
+    args = p.parse_args(["lbr", "fold", "--hands", "20", "--json", "--seed", "4"])
+    assert args.func(args) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["mbb_per_game"] == 750.0 and doc["ci95"] == [750.0, 750.0]
+    assert doc["hands"] == 20 and doc["seconds"] >= 0
+    strategy = STRATEGIES / "leduc.nolimit.2p.strategy"
+    args = p.parse_args(["lbr", str(strategy), "--hands", "30", "--actions", "c/fcpa", "--json"])
+    assert args.func(args) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["game"] == "leduc.nolimit.2p" and doc["actions"] == "c/fcpa" and len(doc["ci95"]) == 2
+    args = p.parse_args(["lbr", "call", "--hands", "10"])
+    assert args.func(args) == 0
+    assert "mbb/g" in capsys.readouterr().out
