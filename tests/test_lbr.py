@@ -194,3 +194,11 @@ def test_cli_json(capsys):
     args = p.parse_args(["lbr", "call", "--hands", "10"])
     assert args.func(args) == 0
     assert "mbb/g" in capsys.readouterr().out
+
+
+def test_pokerbot_eval_lbr_is_wired(capsys):
+    from agent.cli import main
+
+    assert main(["eval", "lbr", "fold", "--hands", "20", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["mbb_per_game"] == 750.0 and doc["hands"] == 20

@@ -18,6 +18,7 @@ from solver.best_response import Result, abstract_and_real_exploitability
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 
 from ..cli import UserError
+from .eval_lbr import register_lbr
 from .train import load_abstraction
 
 
@@ -70,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=run)
     _register_h2h(what)
-    # (further actions, such as 'lbr', are added to ``what`` by their own modules)
+    register_lbr(what)
 
 
 def _line(name: str, r: Result) -> str:
