@@ -72,15 +72,9 @@ class RandomBot:
 
 
 def pot_raise_to(state: State) -> int | None:
-    """The pot-sized raise-to (largest bet + pot after calling) if it is legal, else the
-    minimum raise-to; ``None`` where raising is not legal."""
-    lo, hi = state.min_raise_to, state.max_raise_to
-    if lo is None or hi is None:
-        return None
-    if state.game.is_limit:
-        return lo
-    target = state.max_spent + state.pot + state.to_call
-    return target if lo <= target <= hi else lo
+    """The pot-sized raise-to if it is legal, else the minimum raise-to; ``None`` where
+    raising is not legal (:attr:`poker.state.State.pot_raise_to`)."""
+    return state.pot_raise_to
 
 
 class RaiseBot:

@@ -481,6 +481,20 @@ class State:
         return None
 
     @property
+    def pot_raise_to(self) -> int | None:
+        """The pot-sized raise-to (largest bet + the pot after calling) where it is legal,
+        else the minimum raise-to; the limit raise in limit games; ``None`` where raising
+        is not legal."""
+        bounds = self._raise_bounds()
+        if bounds is None:
+            return None
+        lo, hi = bounds
+        if self.game.is_limit:
+            return lo
+        target = self.max_spent + self.pot + self.to_call
+        return target if lo <= target <= hi else lo
+
+    @property
     def min_raise_to(self) -> int | None:
         """The smallest legal raise-to for the actor, ``None`` if raising is not legal.
 

@@ -313,17 +313,6 @@ class Opponent(Protocol):
         ``weigh(hands)`` gives the normalized range weights of ``hands``."""
 
 
-def _pot_raise_to(state: State) -> int | None:
-    """agent.bots.pot_raise_to: the pot raise-to if legal, else the minimum."""
-    lo, hi = state.min_raise_to, state.max_raise_to
-    if lo is None or hi is None:
-        return None
-    if state.game.is_limit:
-        return lo
-    target = state.max_spent + state.pot + state.to_call
-    return target if lo <= target <= hi else lo
-
-
 class BlindOpponent:
     """A card-blind bot: ``fold`` (surrenders at its first decision, even where a check
     is free), ``call``, ``raise`` (pot, the minimum where the pot is not legal, as
@@ -348,7 +337,7 @@ class BlindOpponent:
         if name == "call":
             return Action.call()
         if name == "raise":
-            to = _pot_raise_to(state)
+            to = state.pot_raise_to
             return Action.call() if to is None else Action.raise_to(to)
         if name == "allin":
             hi = state.max_raise_to
