@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -282,6 +282,11 @@ class HandWalk:
     _own: dict[int, int] = field(default_factory=dict)
     _real: State | None = None
     _buckets: dict[int, int] = field(default_factory=dict)
+
+    def copy(self) -> HandWalk:
+        """An independent copy (its own remembered choices, buckets and counts), to
+        follow several continuations of one hand."""
+        return replace(self, counts=replace(self.counts), _own=dict(self._own), _buckets=dict(self._buckets))
 
     def update(self, state: State) -> None:
         """Follow every real action of ``state`` not seen yet (``state`` is this hand's)."""

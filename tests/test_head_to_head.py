@@ -9,7 +9,6 @@ hand at a time, with nothing of the mapping-state machinery.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from typing import Any
@@ -84,20 +83,12 @@ def _install(monkeypatch: pytest.MonkeyPatch, script: _Script) -> None:
     monkeypatch.setattr(policy_mod, "_draw", draw)
 
 
-def _clone(walk: HandWalk) -> HandWalk:
-    c = copy.copy(walk)
-    c._own = dict(walk._own)
-    c._buckets = dict(walk._buckets)
-    c.counts = copy.copy(walk.counts)
-    return c
-
-
 def _decisions(script: _Script, walk: HandWalk, state: State, hole: tuple[int, ...],
                board: tuple[int, ...], prefix: list[int], prob: float) -> list[tuple[float, Any, HandWalk]]:
     """Every (probability, real action, walk after it) of ``walk`` deciding at ``state``:
     each random choice it makes (catching up with the opponent's actions, then its own
     draw) enumerated with its outcomes' probabilities."""
-    w = _clone(walk)
+    w = walk.copy()
     script.queue, script.new = list(prefix), None
     action, _ = w.decide(state, hole, board)
     options = script.new

@@ -10,7 +10,6 @@ over the responder's information sets.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 from collections import defaultdict
@@ -125,14 +124,6 @@ def _install(monkeypatch: pytest.MonkeyPatch, script: _Script) -> None:
     monkeypatch.setattr(policy_mod, "_draw", draw)
 
 
-def _clone(walk: HandWalk) -> HandWalk:
-    c = copy.copy(walk)
-    c._own = dict(walk._own)
-    c._buckets = dict(walk._buckets)
-    c.counts = copy.copy(walk.counts)
-    return c
-
-
 def _legal(state: State) -> list[Action]:
     out = [Action.fold()] if state.can_fold() else []
     out.append(Action.call())
@@ -171,7 +162,7 @@ def _player_reach(
             return
         seen = board[: game.board_cards_through(state.round)]
         script.history = state.history
-        probe = _clone(walk)
+        probe = walk.copy()
         script.forced = 0
         action, probs = probe.decide(state, (hole,), seen)
         if probs is None:  # a fallback: check or call
@@ -180,7 +171,7 @@ def _player_reach(
             return
         for i, q in enumerate(probs.tolist()):
             if q > 0.0:
-                w = _clone(walk)
+                w = walk.copy()
                 script.history = state.history
                 script.forced = i
                 a, _ = w.decide(state, (hole,), seen)
