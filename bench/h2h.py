@@ -21,8 +21,8 @@ Games and players:
   here, so the h2h side is the exact all-board computation (its interval is a point, the
   ratio is null) and ``match_error`` is the match's distance from the exact value.
 
-Sizing: a pilot match (``--pilot-hands`` per seating) gives the wall time per hand; a
-2-board h2h pilot gives ``seconds_per_board`` and the process's fixed overhead.
+Sizing: two pilot matches (20 and ``--pilot-hands`` per seating) give the start-up time
+and the wall time per hand; a 2-board h2h pilot gives ``seconds_per_board`` and the process's fixed overhead.
 
 Usage: ``python bench/h2h.py [--quick] [--seconds T] [--seed S]``. Progress goes to
 stderr; the last line of stdout is one JSON object::
@@ -116,10 +116,12 @@ def h2h(a: Path, b: Path, boards: int | None, seed: int) -> dict[str, Any]:
 def compare(game: str, a: Path, b: Path, target: float, seed: int, pilot_hands: int, exact: bool,
             tmp: Path) -> dict[str, Any]:
     _log(f"{game}: A = {a.relative_to(ROOT) if a.is_relative_to(ROOT) else a}, B = {b.name}")
+    tiny = match(game, a, b, 20, seed + 1000, tmp)  # ~ the fixed start-up cost
     pilot = match(game, a, b, pilot_hands, seed + 1000, tmp)
-    per_hand = pilot["seconds"] / pilot_hands  # wall time per seating-hand, start-up included
-    hands = max(pilot_hands, int(target / per_hand))
-    _log(f"  pilot match: {pilot_hands} hands/seating in {pilot['seconds']:.1f} s -> {hands} hands/seating")
+    per_hand = max(pilot["seconds"] - tiny["seconds"], 0.1) / (pilot_hands - 20)
+    hands = max(pilot_hands, int((target - tiny["seconds"]) / per_hand))
+    _log(f"  pilot matches: 20 / {pilot_hands} hands/seating in {tiny['seconds']:.1f} / "
+         f"{pilot['seconds']:.1f} s -> {hands} hands/seating")
     m = match(game, a, b, hands, seed, tmp)
     _log(f"  match: {m['hands']} hands in {m['seconds']:.1f} s: {m['mbb_per_game']:+.1f} mbb/g "
          f"+- {m['ci_halfwidth']:.1f}")
