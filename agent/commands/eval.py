@@ -18,6 +18,7 @@ from solver.best_response import Result, abstract_and_real_exploitability
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 
 from ..cli import UserError
+from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
 from .train import load_abstraction
 
@@ -72,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.set_defaults(func=run)
     _register_h2h(what)
     register_lbr(what)
+    register_aivat(what)
 
 
 def _line(name: str, r: Result) -> str:

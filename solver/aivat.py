@@ -1,0 +1,368 @@
+"""AIVAT: variance reduction for a match in which one player's strategy is known.
+
+Burch, Schmid, Moravcik, Morrill and Bowling (2018), "AIVAT: A new variance reduction
+technique for agent evaluation in imperfect information games" (AAAI).
+
+Per hand, from the KNOWN player's perspective (the player whose strategy file we hold):
+
+    value = outcome - sum of corrections
+
+* at every chance event (the known player's own hole cards, when ``hole_chance``, and
+  the board cards of each street) the correction is ``v(after) - E_chance[v(after)]``,
+  the expectation over the cards chance could have dealt given every card already dealt
+  (an ACPC log shows every hole card, so the opponent's cards are excluded too: that is
+  the true chance distribution at that point of the full history);
+* at every decision of the known player the correction is
+  ``v(after its action) - sum_a pi(a) v(after a)``, with ``pi`` the exact real-action
+  distribution of the translated policy (:class:`solver.policy.TranslatedPolicy`) at
+  that real history for its cards: the mixture over the abstract nodes the history can
+  reach (the mapping states of :mod:`solver.real_response`: each opponent action split by
+  the translation's probabilities, each own action kept with the probability the player
+  gave it, exactly the rules :class:`solver.policy.HandWalk` plays by);
+* the opponent's decisions get no correction (its strategy is unknown).
+
+Each correction has zero mean given everything before it, so the estimator is unbiased
+for ANY fixed value function ``v``. The default, :class:`CheckdownValue`, depends only on
+the public state and the known player's cards: its equity against a uniformly random
+opponent hand (over every completion of the board) times the matched pot (an uncalled
+bet is returned), minus its own matched contribution; a fold ends the hand with its real
+value. With ``v = 0`` every correction vanishes and AIVAT is the plain estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from poker.cards import deck_cards
+from poker.game import Game
+from poker.log import LogHand, MatchLog
+from poker.state import Action, State
+
+from .policy import TranslatedPolicy
+
+__all__ = [
+    "AivatResult",
+    "CheckdownValue",
+    "HandTerms",
+    "ValueFn",
+    "aivat",
+    "hand_terms",
+    "known_player_name",
+    "zero_value",
+]
+
+#: ``v(state, position, hole, board) -> chips`` for the known player at ``position``;
+#: ``board`` holds the board cards dealt so far, in dealing order.
+ValueFn = Callable[[State, int, Sequence[int], Sequence[int]], float]
+
+_LOST = -1
+
+
+def zero_value(state: State, position: int, hole: Sequence[int], board: Sequence[int]) -> float:
+    """``v = 0``: AIVAT reduces to the plain estimate."""
+    return 0.0
+
+
+class CheckdownValue:
+    """The known player's value if the rest of the hand were checked down: equity against
+    a uniformly random opponent hand (every board completion and every opponent hand
+    that misses the known cards, enumerated where :func:`solver.lbr.range_equity` can)
+    times the matched pot (twice the smaller contribution: an uncalled bet is returned),
+    minus its matched contribution; after a fold, the fold's real value."""
+
+    def __init__(self, game: Game) -> None:
+        if game.num_players != 2:
+            raise ValueError("AIVAT here is heads-up")
+        self.game = game
+        deck = deck_cards(game.num_ranks, game.num_suits)
+        self.hands = np.array(list(combinations(deck, game.num_hole_cards)), np.int64)
+        self.weights = np.ones(len(self.hands))
+        self._cache: dict[tuple[tuple[int, ...], tuple[int, ...]], float] = {}
+
+    def equity(self, hole: Sequence[int], board: Sequence[int]) -> float:
+        """Share of the pot at a showdown against a uniform opponent hand (ties half)."""
+        key = (tuple(sorted(hole)), tuple(sorted(board)))
+        e = self._cache.get(key)
+        if e is None:
+            from .lbr import range_equity
+
+            e = self._cache[key] = range_equity(hole, board, self.hands, self.weights, self.game)
+        return e
+
+    def __call__(self, state: State, position: int, hole: Sequence[int], board: Sequence[int]) -> float:
+        spent = state.spent
+        if state.folded[position]:
+            return -float(spent[position])
+        if any(state.folded):
+            return float(sum(spent) - spent[position])
+        matched = float(min(spent))  # an uncalled bet goes back when the hand is checked down
+        return self.equity(hole, board) * 2.0 * matched - matched
+
+
+@dataclass(frozen=True)
+class HandTerms:
+    """One hand for the known player: ``outcome`` (chips), the sums of its ``chance`` and
+    ``decision`` corrections, and the number of its ``decisions``."""
+
+    outcome: float
+    chance: float
+    decision: float
+    decisions: int
+
+    @property
+    def aivat(self) -> float:
+        """The AIVAT value of the hand."""
+        return self.outcome - self.chance - self.decision
+
+
+def _add(out: dict[int, float], key: int, reach: float) -> None:
+    out[key] = out.get(key, 0.0) + reach
+
+
+def _own_moves(
+    pol: TranslatedPolicy, ms: dict[int, float], state: State, bucket: Callable[[], int]
+) -> dict[Action, dict[int, float]]:
+    """The real actions of the known player at ``state`` with the mapping states each
+    leads to (reaches scaled by the action's probability); the rules of
+    :meth:`solver.real_response._Walker.own_moves` for one hand."""
+    out: dict[Action, dict[int, float]] = {}
+    for key, reach in ms.items():
+        if key != _LOST:
+            node = pol.sync(key, state)
+            if pol.in_step(node, state):
+                p = pol.probabilities(node, bucket())
+                first = pol._child[node]
+                for i, pi in enumerate(p.tolist()):
+                    if pi > 0.0:
+                        _add(out.setdefault(pol.real_action(first + i, state), {}), first + i, reach * pi)
+                continue
+            _add(out.setdefault(Action.call(), {}), node, reach)  # fallback: call
+        else:
+            _add(out.setdefault(Action.call(), {}), _LOST, reach)
+    return out
+
+
+def _after_opponent(pol: TranslatedPolicy, ms: dict[int, float], state: State, action: Action) -> dict[int, float]:
+    """The known player's mapping states once the opponent played ``action``."""
+    out: dict[int, float] = {}
+    for key, reach in ms.items():
+        if key != _LOST:
+            node = pol.sync(key, state)
+            if pol.in_step(node, state):
+                outcomes, _ = pol.translate(node, state, action)
+                for child, p in outcomes:
+                    _add(out, child, reach * p)
+                continue
+        _add(out, _LOST, reach)
+    return out
+
+
+def _normalized(ms: dict[int, float]) -> dict[int, float]:
+    total = sum(ms.values())
+    return {k: r / total for k, r in ms.items()}
+
+
+def hand_terms(
+    policy: TranslatedPolicy,
+    hand: LogHand,
+    position: int,
+    value: ValueFn,
+    *,
+    hole_chance: bool = True,
+) -> HandTerms:
+    """The AIVAT terms of one logged hand for the known player at ``position``."""
+    game = policy.game
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    me = tuple(hand.holes[position])
+    others = {c for p, h in enumerate(hand.holes) if p != position for c in h}
+    history = State.from_betting(game, hand.betting, strict=False).history
+    state = State.new_hand(game)
+    board: list[int] = []
+    chance = decision = 0.0
+    decisions = 0
+    if hole_chance:
+        combos = list(combinations(deck, game.num_hole_cards))
+        expected = sum(value(state, position, h, ()) for h in combos) / len(combos)
+        chance += value(state, position, me, ()) - expected
+    buckets: dict[int, int] = {}
+
+    def bucket() -> int:
+        b = buckets.get(state.round)
+        if b is None:
+            b = buckets[state.round] = int(policy.bucket(state.round, me, tuple(board)))
+        return b
+
+    ms: dict[int, float] = {0: 1.0}
+    for logged in history:
+        action = logged.action
+        if logged.actor == position:
+            moves = _own_moves(policy, ms, state, bucket)
+            if action not in moves:
+                raise ValueError(
+                    f"hand {hand.hand_no}: the known player's action {action.to_acpc(game.is_limit)!r} at "
+                    f"{state.betting_string()!r} has probability 0 under the strategy "
+                    "(wrong strategy, player, mapping or purification?)"
+                )
+            total = sum(ms.values())
+            expected = 0.0
+            for a, m in moves.items():
+                expected += sum(m.values()) / total * value(state.apply(a), position, me, board)
+            decision += value(state.apply(action), position, me, board) - expected
+            decisions += 1
+            ms = _normalized(moves[action])
+        else:
+            ms = _after_opponent(policy, ms, state, action)
+        before = state.round
+        state = state.apply(action)
+        for street in range(before + 1, state.round + 1):
+            n = game.num_board_cards[street]
+            if n == 0:
+                continue
+            new = tuple(hand.boards[street]) if street < len(hand.boards) else ()
+            if len(new) != n:
+                raise ValueError(f"hand {hand.hand_no}: the log does not show street {street}'s board")
+            dead = set(me) | others | set(board)
+            outcomes = list(combinations([c for c in deck if c not in dead], n))
+            expected = sum(value(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
+            board.extend(new)
+            chance += value(state, position, me, board) - expected
+    return HandTerms(float(hand.values[position]), chance, decision, decisions)
+
+
+def known_player_name(log: MatchLog, stem: str) -> str:
+    """The first player (in order of appearance) named as ``pokerbot match`` names a
+    strategy file with this stem: ``stem`` or ``stem-<k>``."""
+    seen: list[str] = []
+    for hand in log.hands:
+        for name in hand.names:
+            if name not in seen:
+                seen.append(name)
+    safe = stem.replace("|", "_").replace(":", "_").replace(" ", "_") or "strategy"
+    for name in seen:
+        if name == safe or (name.startswith(safe + "-") and name[len(safe) + 1 :].isdigit()):
+            return name
+    raise ValueError(f"no player in the log is named after {stem!r}; players: {', '.join(seen) or 'none'}")
+
+
+@dataclass(frozen=True)
+class AivatResult:
+    """Plain and AIVAT estimates of the known player's value per hand (chips and mbb/g,
+    95% intervals over hands), and the variance reduction."""
+
+    game: str
+    player: str
+    hands: int
+    chips_per_game: float
+    sd: float
+    aivat_chips_per_game: float
+    aivat_sd: float
+    big_blind: float
+    chance_correction_mean: float
+    decision_correction_mean: float
+    decision_correction_sd: float
+    decisions: int
+    values: np.ndarray
+    aivat_values: np.ndarray
+
+    def _mbb(self, x: float) -> float:
+        return 1000.0 * x / self.big_blind
+
+    def _ci(self, mean: float, sd: float) -> tuple[float, float]:
+        half = 1.96 * sd / math.sqrt(self.hands) if self.hands > 1 else math.inf
+        return (self._mbb(mean - half), self._mbb(mean + half))
+
+    @property
+    def mbb_per_game(self) -> float:
+        return self._mbb(self.chips_per_game)
+
+    @property
+    def aivat_mbb_per_game(self) -> float:
+        return self._mbb(self.aivat_chips_per_game)
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return self._ci(self.chips_per_game, self.sd)
+
+    @property
+    def aivat_ci95(self) -> tuple[float, float]:
+        return self._ci(self.aivat_chips_per_game, self.aivat_sd)
+
+    @property
+    def variance_reduction(self) -> float:
+        """``1 - var_aivat / var_plain``."""
+        return 1.0 - (self.aivat_sd / self.sd) ** 2 if self.sd > 0 else 0.0
+
+    @property
+    def sd_ratio(self) -> float:
+        """``sd_aivat / sd_plain``."""
+        return self.aivat_sd / self.sd if self.sd > 0 else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "game": self.game,
+            "player": self.player,
+            "hands": self.hands,
+            "chips_per_game": self.chips_per_game,
+            "mbb_per_game": self.mbb_per_game,
+            "ci95": list(self.ci95),
+            "sd": self.sd,
+            "aivat_chips_per_game": self.aivat_chips_per_game,
+            "aivat_mbb_per_game": self.aivat_mbb_per_game,
+            "aivat_ci95": list(self.aivat_ci95),
+            "aivat_sd": self.aivat_sd,
+            "variance_reduction": self.variance_reduction,
+            "sd_ratio": self.sd_ratio,
+            "chance_correction_mean": self.chance_correction_mean,
+            "decision_correction_mean": self.decision_correction_mean,
+            "decisions": self.decisions,
+        }
+
+
+def aivat(
+    policy: TranslatedPolicy,
+    log: MatchLog,
+    player: str,
+    *,
+    value: ValueFn | None = None,
+    hole_chance: bool = True,
+) -> AivatResult:
+    """AIVAT over every hand of ``log`` in which ``player`` (a name in the log) plays the
+    known ``policy``; ``value`` defaults to :class:`CheckdownValue`."""
+    game = policy.game
+    if game.num_players != 2:
+        raise ValueError(f"AIVAT here is heads-up; {game.name} has {game.num_players} players")
+    v = value if value is not None else CheckdownValue(game)
+    terms: list[HandTerms] = []
+    for hand in log.hands:
+        if player not in hand.names:
+            continue
+        terms.append(hand_terms(policy, hand, hand.names.index(player), v, hole_chance=hole_chance))
+    if not terms:
+        raise ValueError(f"no hand in the log has a player named {player!r}")
+    plain = np.array([t.outcome for t in terms])
+    av = np.array([t.aivat for t in terms])
+    dec = np.array([t.decision for t in terms])
+    ddof = 1 if len(terms) > 1 else 0
+    return AivatResult(
+        game=game.name,
+        player=player,
+        hands=len(terms),
+        chips_per_game=float(plain.mean()),
+        sd=float(plain.std(ddof=ddof)),
+        aivat_chips_per_game=float(av.mean()),
+        aivat_sd=float(av.std(ddof=ddof)),
+        big_blind=float(game.big_blind),
+        chance_correction_mean=float(np.mean([t.chance for t in terms])),
+        decision_correction_mean=float(dec.mean()),
+        decision_correction_sd=float(dec.std(ddof=ddof)),
+        decisions=sum(t.decisions for t in terms),
+        values=plain,
+        aivat_values=av,
+    )

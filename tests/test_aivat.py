@@ -1,0 +1,112 @@
+"""AIVAT (solver/aivat.py) and ``pokerbot eval aivat`` (agent/commands/eval_aivat.py).
+
+Seeded Leduc no-limit matches between the shipped strategy and a small CFR+ strategy
+over another betting abstraction (so translation, mapping mixtures and fallbacks occur),
+checked against the exact head-to-head value (solver.head_to_head)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.cli import main
+from poker.log import parse_log
+from solver.aivat import aivat, known_player_name, zero_value
+from solver.algorithms import solve
+from solver.head_to_head import head_to_head
+from solver.strategy_io import open_strategy, save_strategy
+
+STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
+SHIPPED = STRATEGIES / "leduc.nolimit.2p.strategy"
+SEEDS = (1, 2, 3)
+HANDS = 2500
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("aivat")
+    other = tmp / "cfrp.strategy"
+    save_strategy(other, solve("leduc.nolimit.2p", "cfr+", iterations=200, betting="1p,a"))
+    logs = []
+    for seed in SEEDS:
+        log = tmp / f"m{seed}.log"
+        rc = main(["match", "leduc.nolimit.2p", "--players", f"strategy:{SHIPPED}", f"strategy:{other}",
+                   "--hands", str(HANDS), "--seed", str(seed), "--quiet", "--json", "--log", str(log)])
+        assert rc == 0
+        logs.append(log)
+    a, b = open_strategy(SHIPPED), open_strategy(other)
+    exact = head_to_head(a.translated(), b.translated(), a.game).chips_per_game  # A's value
+    return {"a": a, "b": b, "logs": logs, "exact": exact}
+
+
+def _pooled(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndarray, list]:
+    strategy = setup[which]
+    plain, av, results = [], [], []
+    for path in setup["logs"]:
+        log = parse_log(path.read_text())
+        name = known_player_name(log, Path(strategy.source).stem)
+        r = aivat(strategy.translated(), log, name, **kw)
+        plain.append(r.values)
+        av.append(r.aivat_values)
+        results.append(r)
+    return np.concatenate(plain), np.concatenate(av), results
+
+
+@pytest.mark.parametrize("which, sign", [("a", 1.0), ("b", -1.0)])
+def test_unbiased_and_lower_variance(setup, which, sign):
+    plain, av, results = _pooled(setup, which)
+    assert len(av) == len(SEEDS) * HANDS
+    target = sign * setup["exact"]
+    half = 1.96 * av.std(ddof=1) / math.sqrt(len(av))
+    assert abs(av.mean() - target) <= half, (av.mean(), target, half)
+    assert av.std(ddof=1) < plain.std(ddof=1)
+    # the corrections at the known player's decisions have mean zero
+    dec = np.array([r.decision_correction_mean for r in results])
+    sd = max(r.decision_correction_sd for r in results)
+    assert abs(dec.mean()) <= 3.0 * sd / math.sqrt(len(av))
+    assert sum(r.decisions for r in results) > len(av)
+
+
+def test_zero_value_is_the_plain_estimate(setup):
+    for which in ("a", "b"):
+        plain, av, results = _pooled(setup, which, value=zero_value)
+        assert np.array_equal(plain, av)
+        for r in results:
+            assert r.aivat_chips_per_game == r.chips_per_game
+            assert r.variance_reduction == 0.0
+
+
+def test_seat_rotation_and_names(setup):
+    log = parse_log(setup["logs"][0].read_text())
+    assert known_player_name(log, "leduc.nolimit.2p") == "leduc.nolimit.2p"
+    assert known_player_name(log, "cfrp") == "cfrp"
+    assert {h.names.index("cfrp") for h in log.hands} == {0, 1}
+    with pytest.raises(ValueError):
+        known_player_name(log, "nobody")
+    ra = aivat(setup["a"].translated(), log, "leduc.nolimit.2p")
+    rb = aivat(setup["b"].translated(), log, "cfrp")
+    assert ra.chips_per_game == pytest.approx(-rb.chips_per_game)
+    # the wrong strategy for a player: its actions are not all in the strategy's support
+    with pytest.raises(ValueError, match="probability 0"):
+        aivat(setup["b"].translated(), log, "leduc.nolimit.2p")
+
+
+def test_cli(setup, capsys):
+    log = setup["logs"][0]
+    assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for key in ("mbb_per_game", "ci95", "aivat_mbb_per_game", "aivat_ci95", "variance_reduction", "hands"):
+        assert key in doc
+    assert doc["hands"] == HANDS
+    assert doc["player"] == "leduc.nolimit.2p"
+    lo, hi = doc["aivat_ci95"]
+    assert lo < doc["aivat_mbb_per_game"] < hi
+    assert hi - lo < doc["ci95"][1] - doc["ci95"][0]
+    assert main(["eval", "aivat", str(log), "--strategy", str(setup["b"].source), "--seat-name", "cfrp"]) == 0
+    out = capsys.readouterr().out
+    assert "AIVAT:" in out and "variance reduction" in out
+    assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--seat-name", "nobody"]) != 0
