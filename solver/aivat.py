@@ -44,7 +44,7 @@ from poker.game import Game
 from poker.log import LogHand, MatchLog
 from poker.state import Action, State
 
-from .policy import TranslatedPolicy
+from .policy import LOST, TranslatedPolicy, after_opponent
 
 __all__ = [
     "AivatResult",
@@ -61,7 +61,6 @@ __all__ = [
 #: ``board`` holds the board cards dealt so far, in dealing order.
 ValueFn = Callable[[State, int, Sequence[int], Sequence[int]], float]
 
-_LOST = -1
 
 
 def zero_value(state: State, position: int, hole: Sequence[int], board: Sequence[int]) -> float:
@@ -133,7 +132,7 @@ def _own_moves(
     :meth:`solver.real_response._Walker.own_moves` for one hand."""
     out: dict[Action, dict[int, float]] = {}
     for key, reach in ms.items():
-        if key != _LOST:
+        if key != LOST:
             node = pol.sync(key, state)
             if pol.in_step(node, state):
                 p = pol.probabilities(node, bucket())
@@ -144,22 +143,7 @@ def _own_moves(
                 continue
             _add(out.setdefault(Action.call(), {}), node, reach)  # fallback: call
         else:
-            _add(out.setdefault(Action.call(), {}), _LOST, reach)
-    return out
-
-
-def _after_opponent(pol: TranslatedPolicy, ms: dict[int, float], state: State, action: Action) -> dict[int, float]:
-    """The known player's mapping states once the opponent played ``action``."""
-    out: dict[int, float] = {}
-    for key, reach in ms.items():
-        if key != _LOST:
-            node = pol.sync(key, state)
-            if pol.in_step(node, state):
-                outcomes, _ = pol.translate(node, state, action)
-                for child, p in outcomes:
-                    _add(out, child, reach * p)
-                continue
-        _add(out, _LOST, reach)
+            _add(out.setdefault(Action.call(), {}), LOST, reach)
     return out
 
 
@@ -217,7 +201,7 @@ def hand_terms(
             decisions += 1
             ms = _normalized(moves[action])
         else:
-            ms = _after_opponent(policy, ms, state, action)
+            ms = after_opponent(policy, ms, state, action)
         before = state.round
         state = state.apply(action)
         for street in range(before + 1, state.round + 1):

@@ -51,12 +51,14 @@ from .chance import BucketBatchFn
 from .tree import CHANCE, DECISION, Tree
 
 __all__ = [
+    "LOST",
     "Branch",
     "BucketFn",
     "HandWalk",
     "Range",
     "TranslatedPolicy",
     "TranslationCounts",
+    "after_opponent",
     "follow",
     "range_query",
 ]
@@ -405,6 +407,37 @@ def follow(policy: TranslatedPolicy, state: State) -> list[Branch]:
             if not policy.in_step(b.node, state):
                 b.lost = True
     return branches
+
+
+#: The key of a mapping state in which the tree could not follow (see :func:`after_opponent`).
+LOST = -1
+
+
+def after_opponent(policy: TranslatedPolicy, states: dict[int, Any], state: State, action: Action) -> dict[int, Any]:
+    """A translated player's *mapping states* once the other seat played ``action`` at the
+    real ``state``: ``states`` maps an abstract node (or :data:`LOST`) to the player's
+    reach there (a number, or a vector over its hands); each state splits by the
+    translation's outcomes, weighted by their probabilities, and states that reach the
+    same node merge. A state the real action leaves (nobody to act there in the abstract
+    tree) becomes :data:`LOST`, as :meth:`HandWalk.update` does. Exact evaluations
+    (:mod:`solver.real_response`, :mod:`solver.head_to_head`, :mod:`solver.aivat`) follow
+    the player's mixture this way."""
+    out: dict[int, Any] = {}
+
+    def add(key: int, reach: Any) -> None:
+        have = out.get(key)
+        out[key] = reach if have is None else have + reach
+
+    for key, reach in states.items():
+        if key != LOST:
+            node = policy.sync(key, state)
+            if policy.in_step(node, state):
+                outcomes, _ = policy.translate(node, state, action)
+                for child, p in outcomes:
+                    add(child, reach * p)
+                continue
+        add(LOST, reach)
+    return out
 
 
 @dataclass(frozen=True)

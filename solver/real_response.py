@@ -77,7 +77,7 @@ from poker.game import Game
 from poker.state import Action, State
 
 from .chance import lossless_bucket
-from .policy import BucketFn, TranslatedPolicy
+from .policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from .strategy import Strategy
 
 __all__ = [
@@ -90,7 +90,6 @@ __all__ = [
 ]
 
 #: Key of the mapping state that lost the tree (checks or calls for the rest of the hand).
-LOST = -1
 _TOL = 1e-9
 
 MappingStates = dict[int, np.ndarray]
@@ -278,19 +277,9 @@ class _Walker:
         return p
 
     def after_opponent(self, ms: MappingStates, state: State, action: Action) -> MappingStates:
-        """The player's mapping states once the other seat played ``action`` at ``state``."""
-        pol = self.policy
-        out: MappingStates = {}
-        for key, reach in ms.items():
-            if key != LOST:
-                node = pol.sync(key, state)
-                if pol.in_step(node, state):
-                    outcomes, _ = pol.translate(node, state, action)
-                    for child, p in outcomes:
-                        _add(out, child, reach * p)
-                    continue
-            _add(out, LOST, reach)  # the opponent acted where the tree has nobody to act
-        return out
+        """The player's mapping states once the other seat played ``action`` at ``state``
+        (:func:`solver.policy.after_opponent`)."""
+        return after_opponent(self.policy, ms, state, action)
 
     def own_moves(self, ms: MappingStates, state: State) -> dict[Action, MappingStates]:
         """The player's real actions at ``state`` with the mapping states each leads to;
