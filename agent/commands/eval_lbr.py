@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from poker.game import load_game
 
@@ -68,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from solver.strategy_io import open_strategy
 
+        if not Path(args.player).exists():
+            raise UserError(f"{args.player!r} is neither a bot ({', '.join(_BOTS)}) nor a strategy file")
         game = load_game(args.game) if args.game else None
         strategy = open_strategy(args.player, game=game)
         game = strategy.game
