@@ -577,23 +577,29 @@ def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
-def _unpack_header(raw: bytes | memoryview, source: str) -> dict[str, Any]:
+def _unpack_map(raw: bytes | memoryview, source: str, what: str, *, max_bin: int, max_str: int,
+                max_array: int, max_map: int) -> dict[str, Any]:
+    """One msgpack map read with size limits (never pickle); ``what`` names it in errors."""
     try:
         doc = msgpack.unpackb(
             raw,
             raw=False,
             strict_map_key=True,
-            max_bin_len=0,
-            max_str_len=1 << 22,
-            max_array_len=1 << 20,
-            max_map_len=1 << 12,
+            max_bin_len=max_bin,
+            max_str_len=max_str,
+            max_array_len=max_array,
+            max_map_len=max_map,
             max_ext_len=0,
         )
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise _fail(source, f"the header is not valid msgpack ({exc})") from None
+        raise _fail(source, f"{what} is not valid msgpack ({exc})") from None
     if not isinstance(doc, dict):
-        raise _fail(source, "the header is not a map")
+        raise _fail(source, f"{what} is not a map")
     return doc
+
+
+def _unpack_header(raw: bytes | memoryview, source: str) -> dict[str, Any]:
+    return _unpack_map(raw, source, "the header", max_bin=0, max_str=1 << 22, max_array=1 << 20, max_map=1 << 12)
 
 
 def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], dict[str, tuple[str, list[int], int, int]]]:
@@ -744,13 +750,13 @@ def _check_betting(betting: str, source: str) -> None:
 
 
 def _from_legacy(data: bytes, source: str, game: Game | None, abstraction: CardAbstraction | None) -> StrategyFile:
-    s = _loads_legacy(data, source, abstraction)
+    s, version = _loads_legacy(data, source, abstraction)
     _check_game(s.game, game, source)
     p = s.problem
     cards = cards_record(p)
     return StrategyFile(
         source=source,
-        version=int(msgpack.unpackb(data, raw=False, strict_map_key=False).get("version", 0)),
+        version=version,
         game=p.game,
         betting=p.tree.betting_spec,
         cards=cards,
@@ -767,25 +773,13 @@ def _from_legacy(data: bytes, source: str, game: Game | None, abstraction: CardA
     )
 
 
-def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None) -> Strategy:
-    """Versions 1 and 2: one msgpack map holding the float policy."""
+def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None) -> tuple[Strategy, int]:
+    """Versions 1 and 2: one msgpack map holding the float policy; the strategy and the
+    file's version."""
     if len(data) > MAX_LEGACY_BYTES:
         raise _fail(source, f"{len(data)} bytes is more than the limit {MAX_LEGACY_BYTES}")
-    try:
-        doc = msgpack.unpackb(
-            data,
-            raw=False,
-            strict_map_key=True,
-            max_bin_len=len(data),
-            max_str_len=min(len(data), 1 << 20),
-            max_array_len=1 << 16,
-            max_map_len=1 << 10,
-            max_ext_len=0,
-        )
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise _fail(source, f"not a strategy file ({exc})") from None
-    if not isinstance(doc, dict):
-        raise _fail(source, "not a strategy file (top level is not a map)")
+    doc = _unpack_map(data, source, "not a strategy file: the file", max_bin=len(data),
+                      max_str=min(len(data), 1 << 20), max_array=1 << 16, max_map=1 << 10)
     if doc.get("format") != LEGACY_FORMAT:
         raise _fail(source, f"format is {doc.get('format')!r}, expected {FORMAT!r}")
     version = _get(doc, "version", int, source)
@@ -818,12 +812,13 @@ def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None)
                             f"table size {problem.size}")
     if hashlib.sha256(raw).hexdigest() != doc.get("sha256"):
         raise _fail(source, "checksum mismatch (the file is damaged)")
-    return Strategy(
+    strategy = Strategy(
         problem=problem,
         policy=np.frombuffer(raw, dtype=dt).astype(np.float64),
         iterations=int(_get(doc, "iterations", int, source)),
         algorithm=str(_get(doc, "algorithm", str, source)),
     )
+    return strategy, version
 
 
 def loads_file(
