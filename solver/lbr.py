@@ -85,6 +85,21 @@ def _n_choose_k(n: int, k: int) -> float:
 
 
 @njit(cache=True)
+def _score_cards(cards, me, op, me_at, op_at, n_me, kh, hands, live, n_live, weights, used):  # pragma: no cover - compiled
+    """Deal the run-out ``cards`` into both hands (from ``me_at`` and ``op_at``), score it,
+    and take them back."""
+    for j in range(cards.shape[0]):
+        c = cards[j]
+        me[me_at + j] = c
+        op[op_at + j] = c
+        used[c] = True
+    a, b = _score_runout(me, op, n_me, kh, hands, live, n_live, weights, used)
+    for j in range(cards.shape[0]):
+        used[cards[j]] = False
+    return a, b
+
+
+@njit(cache=True)
 def _score_runout(me, op, n_cards, kh, hands, live, n_live, weights, used):  # pragma: no cover - compiled
     """Weighted wins (tie = half) and weight of the live hands that miss ``used`` cards,
     on the board held in ``me[k:]`` / ``op[kh:]``."""
@@ -156,16 +171,9 @@ def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_
     if _n_choose_k(r, missing) <= enum_limit:
         idx = np.arange(missing)
         while True:
-            for j in range(missing):
-                c = rest[idx[j]]
-                me[k + nb + j] = c
-                op[kh + nb + j] = c
-                used[c] = True
-            a, b = _score_runout(me, op, n_me, kh, hands, live, n_live, weights, used)
+            a, b = _score_cards(rest[idx], me, op, k + nb, kh + nb, n_me, kh, hands, live, n_live, weights, used)
             num += a
             den += b
-            for j in range(missing):
-                used[rest[idx[j]]] = False
             # next combination of ``missing`` indices out of ``r``
             j = missing - 1
             while j >= 0 and idx[j] == r - missing + j:
@@ -184,14 +192,9 @@ def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_
                 c = pool[t]
                 pool[t] = pool[j]
                 pool[j] = c
-                me[k + nb + j] = c
-                op[kh + nb + j] = c
-                used[c] = True
-            a, b = _score_runout(me, op, n_me, kh, hands, live, n_live, weights, used)
+            a, b = _score_cards(pool[:missing], me, op, k + nb, kh + nb, n_me, kh, hands, live, n_live, weights, used)
             num += a
             den += b
-            for j in range(missing):
-                used[pool[j]] = False
     return num / den if den > 0.0 else 0.5
 
 
