@@ -27,6 +27,7 @@ from typing import Protocol
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
+from solver.blind import CALL_WEIGHT, FOLD_WEIGHT, RAISE_WEIGHT, blind_action
 
 from .protocol import MatchState
 
@@ -50,25 +51,16 @@ class CallBot:
 class RandomBot:
     """The reference ``example_player``: fold 0.06 / call 0.47 / raise 0.47 over the legal ones."""
 
-    FOLD, CALL, RAISE = 0.06, 0.47, 0.47
+    FOLD, CALL, RAISE = FOLD_WEIGHT, CALL_WEIGHT, RAISE_WEIGHT
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
     def act(self, match_state: MatchState) -> Action:
-        """A random legal action with example_player's weights."""
-        state = match_state.state
-        fold = self.FOLD if state.can_fold() else 0.0
-        lo, hi = state.min_raise_to, state.max_raise_to
-        raise_ = self.RAISE if lo is not None else 0.0
-        x = self.rng.random() * (fold + self.CALL + raise_)
-        if x < fold:
-            return Action.fold()
-        if x < fold + self.CALL or lo is None or hi is None:
-            return Action.call()
-        if state.game.is_limit:
-            return Action.raise_to(lo)
-        return Action.raise_to(self.rng.randint(lo, hi))
+        """A random legal action with example_player's weights (:mod:`solver.blind`)."""
+        action = blind_action("random", match_state.state, self.rng)
+        assert action is not None  # only 'fold' answers None
+        return action
 
 
 def pot_raise_to(state: State) -> int | None:

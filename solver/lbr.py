@@ -54,6 +54,7 @@ from poker.game import Game
 from poker.rng import Dealer
 from poker.state import Action, ActionKind, Deal, State
 
+from .blind import BLIND_BOTS, blind_action, fold_probability
 from .policy import HandWalk, TranslatedPolicy, TranslationCounts, range_query
 
 __all__ = [
@@ -69,7 +70,6 @@ __all__ = [
 ]
 
 #: The card-blind players LBR can face by name.
-BLIND_BOTS = ("fold", "call", "raise", "allin", "random")
 
 # ---------------------------------------------------------------- the equity kernel
 
@@ -317,10 +317,8 @@ class Opponent(Protocol):
 
 
 class BlindOpponent:
-    """A card-blind bot: ``fold`` (surrenders at its first decision, even where a check
-    is free), ``call``, ``raise`` (pot, the minimum where the pot is not legal, as
-    ``agent.bots``), ``allin``, ``random`` (the reference example player: fold 0.06 when
-    legal, call 0.47, raise 0.47 when legal, raise-to uniform)."""
+    """A card-blind bot (:mod:`solver.blind`: ``fold``, ``call``, ``raise``, ``allin``,
+    ``random``); its range stays the prior."""
 
     card_blind = True
 
@@ -334,36 +332,13 @@ class BlindOpponent:
         pass
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
-        name = self.name
-        if name == "fold":
-            return Action.fold() if state.can_fold() else None
-        if name == "call":
-            return Action.call()
-        if name == "raise":
-            to = state.pot_raise_to
-            return Action.call() if to is None else Action.raise_to(to)
-        if name == "allin":
-            hi = state.max_raise_to
-            return Action.call() if hi is None else Action.raise_to(hi)
-        fold = 0.06 if state.can_fold() else 0.0
-        lo, hi = state.min_raise_to, state.max_raise_to
-        raise_ = 0.47 if lo is not None else 0.0
-        x = self.rng.random() * (fold + 0.47 + raise_)
-        if x < fold:
-            return Action.fold()
-        if x < fold + 0.47 or lo is None or hi is None:
-            return Action.call()
-        return Action.raise_to(lo if state.game.is_limit else self.rng.randint(lo, hi))
+        return blind_action(self.name, state, self.rng)
 
     def likelihood(self, state: State, board: Sequence[int], action: Action) -> None:
         return None
 
     def fold_probability(self, state: State, board: Sequence[int], weigh: Callable[[np.ndarray], np.ndarray]) -> float:
-        if self.name == "fold":
-            return 1.0
-        if self.name == "random" and state.can_fold():
-            return 0.06 / (0.06 + 0.47 + (0.47 if state.can_raise() else 0.0))
-        return 0.0
+        return fold_probability(self.name, state)
 
 
 class StrategyOpponent:
