@@ -56,7 +56,7 @@ from poker.state import State
 # Private helpers of solver.real_response, reused on purpose: the mapping-state rules
 # (own_moves, after_opponent) must be the very ones the exploitability walk uses.
 from .policy import TranslatedPolicy
-from .real_response import MappingStates, _Walker
+from .real_response import MappingStates, TranslatedPlayer
 
 __all__ = ["H2HResult", "all_boards", "board_value", "head_to_head"]
 
@@ -125,28 +125,19 @@ def _n_boards(game: Game) -> int:
     return total
 
 
-class _Player(_Walker):
-    """One translated player on one final board: :class:`solver.real_response._Walker`'s
-    mapping-state rules (``own_moves``, ``after_opponent``, ``probs``) over the hands that
-    miss the board (the same rows on every street)."""
-
-    def __init__(self, policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tuple[int, ...]) -> None:
-        # deliberately not _Walker.__init__: that lists every board of the game
-        self.policy = policy
-        self.game = game
-        self._probs: dict[int, np.ndarray] = {}
-        self.buckets: list[np.ndarray] = []
-        k = game.num_hole_cards
-        for s in range(game.num_rounds):
-            seen = board[: game.board_cards_through(s)]
-            if policy.bucket_batch is not None:
-                cards = np.concatenate(
-                    [hands, np.tile(np.asarray(seen, dtype=np.int64), (hands.shape[0], 1))], axis=1
-                )
-                b = np.asarray(policy.bucket_batch(s, np.ascontiguousarray(cards)), dtype=np.int64)
-            else:
-                b = np.array([policy.bucket(s, h[:k], seen) for h in hands.tolist()], dtype=np.int64)
-            self.buckets.append(b)
+def _player(policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tuple[int, ...]) -> TranslatedPlayer:
+    """One translated player on one final board, over the hands that miss it (the same
+    rows on every street): the exploitability walk's rules (:class:`TranslatedPlayer`)."""
+    k = game.num_hole_cards
+    buckets: list[np.ndarray] = []
+    for s in range(game.num_rounds):
+        seen = board[: game.board_cards_through(s)]
+        if policy.bucket_batch is not None:
+            cards = np.concatenate([hands, np.tile(np.asarray(seen, dtype=np.int64), (hands.shape[0], 1))], axis=1)
+            buckets.append(np.asarray(policy.bucket_batch(s, np.ascontiguousarray(cards)), dtype=np.int64))
+        else:
+            buckets.append(np.array([policy.bucket(s, h[:k], seen) for h in hands.tolist()], dtype=np.int64))
+    return TranslatedPlayer(policy, buckets)
 
 
 class _Board:
@@ -168,7 +159,7 @@ class _Board:
 
 
 def _walk(
-    state: State, players: tuple[_Player, _Player], ms: tuple[MappingStates, MappingStates], board: _Board,
+    state: State, players: tuple[TranslatedPlayer, TranslatedPlayer], ms: tuple[MappingStates, MappingStates], board: _Board,
     count: list[int],
 ) -> float:
     """Seat 0's chips summed over the (hand 0, hand 1) pairs, weighted by both reaches."""
@@ -197,7 +188,7 @@ def board_value(
     position 0 and ``second`` position 1, averaged over the disjoint hand pairs; and the
     number of real nodes walked."""
     b = _Board(game, board)
-    players = (_Player(first, game, b.hands, board), _Player(second, game, b.hands, board))
+    players = (_player(first, game, b.hands, board), _player(second, game, b.hands, board))
     ones = np.ones(b.hands.shape[0])
     count = [0]
     v = _walk(State.new_hand(game), players, ({0: ones}, {0: ones.copy()}), b, count)

@@ -82,6 +82,7 @@ from .strategy import Strategy
 
 __all__ = [
     "RealResult",
+    "TranslatedPlayer",
     "real_best_response_value",
     "real_exploitability",
     "real_self_play_value",
@@ -89,7 +90,6 @@ __all__ = [
     "translated_policy",
 ]
 
-#: Key of the mapping state that lost the tree (checks or calls for the rest of the hand).
 _TOL = 1e-9
 
 MappingStates = dict[int, np.ndarray]
@@ -239,30 +239,17 @@ def _legal_actions(state: State) -> Iterator[Action]:
             yield Action.raise_to(to)
 
 
-class _Walker:
-    """The walks over the real game for one translated policy."""
+class TranslatedPlayer:
+    """A translated player's rules over rows of private hands, as exact evaluations walk
+    them: ``buckets[s]`` holds the bucket of each row on street ``s``; the player's
+    mapping states (abstract node -> reach over the rows) split at the other seat's
+    actions (:func:`solver.policy.after_opponent`) and by its own real actions
+    (:meth:`own_moves`), with the fallbacks of :class:`solver.policy.HandWalk`."""
 
-    def __init__(self, policy: TranslatedPolicy, game: Game, memo: bool = True) -> None:
-        if game != policy.game:
-            raise ValueError("the policy was made for a different game")
+    def __init__(self, policy: TranslatedPolicy, buckets: list[np.ndarray]) -> None:
         self.policy = policy
-        self.game = game
-        self.cards = _Cards(game)
-        self.use_memo = memo
-        # bucket of every (board, hand) row, per street, as the player computes it
-        self.buckets: list[np.ndarray] = []
-        for s in range(game.num_rounds):
-            boards, hands = self.cards.boards[s], self.cards.hands
-            self.buckets.append(
-                np.array([policy.bucket(s, hands[hi], boards[bi]) for bi, hi in self.cards.rows[s]])
-            )
+        self.buckets = buckets
         self._probs: dict[int, np.ndarray] = {}
-        self.nodes = 0
-        self.memo_hits = 0
-        self.memo: dict[tuple[Any, ...], np.ndarray] = {}
-        self.last = game.num_rounds - 1
-
-    # -- the player
 
     def probs(self, node: int) -> np.ndarray:
         """Blueprint probabilities at decision ``node`` for every row of its street
@@ -309,6 +296,28 @@ class _Walker:
                 f"{state.betting_string()!r}: {before} vs {after}"
             )
         return out
+
+
+
+class _Walker(TranslatedPlayer):
+    """The walks over the real game for one translated policy."""
+
+    def __init__(self, policy: TranslatedPolicy, game: Game, memo: bool = True) -> None:
+        if game != policy.game:
+            raise ValueError("the policy was made for a different game")
+        cards = _Cards(game)
+        # bucket of every (board, hand) row, per street, as the player computes it
+        super().__init__(policy, [
+            np.array([policy.bucket(s, cards.hands[hi], cards.boards[s][bi]) for bi, hi in cards.rows[s]])
+            for s in range(game.num_rounds)
+        ])
+        self.game = game
+        self.cards = cards
+        self.use_memo = memo
+        self.nodes = 0
+        self.memo_hits = 0
+        self.memo: dict[tuple[Any, ...], np.ndarray] = {}
+        self.last = game.num_rounds - 1
 
     # -- values
 
