@@ -53,8 +53,7 @@ from poker.evaluator import evaluate
 from poker.game import Game
 from poker.state import State
 
-# Private helpers of solver.real_response, reused on purpose: the mapping-state rules
-# (own_moves, after_opponent) must be the very ones the exploitability walk uses.
+# the mapping-state rules must be the very ones the exploitability walk uses
 from .policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
 
