@@ -42,9 +42,10 @@ import numpy as np
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.log import LogHand, MatchLog
-from poker.state import Action, State
+from poker.state import State
 
-from .policy import LOST, TranslatedPolicy, after_opponent
+from .policy import TranslatedPolicy, after_opponent
+from .real_response import TranslatedPlayer
 
 __all__ = [
     "AivatResult",
@@ -120,34 +121,7 @@ class HandTerms:
         return self.outcome - self.chance - self.decision
 
 
-def _add(out: dict[int, float], key: int, reach: float) -> None:
-    out[key] = out.get(key, 0.0) + reach
-
-
-def _own_moves(
-    pol: TranslatedPolicy, ms: dict[int, float], state: State, bucket: Callable[[], int]
-) -> dict[Action, dict[int, float]]:
-    """The real actions of the known player at ``state`` with the mapping states each
-    leads to (reaches scaled by the action's probability); the rules of
-    :meth:`solver.real_response._Walker.own_moves` for one hand."""
-    out: dict[Action, dict[int, float]] = {}
-    for key, reach in ms.items():
-        if key != LOST:
-            node = pol.sync(key, state)
-            if pol.in_step(node, state):
-                p = pol.probabilities(node, bucket())
-                first = pol._child[node]
-                for i, pi in enumerate(p.tolist()):
-                    if pi > 0.0:
-                        _add(out.setdefault(pol.real_action(first + i, state), {}), first + i, reach * pi)
-                continue
-            _add(out.setdefault(Action.call(), {}), node, reach)  # fallback: call
-        else:
-            _add(out.setdefault(Action.call(), {}), LOST, reach)
-    return out
-
-
-def _normalized(ms: dict[int, float]) -> dict[int, float]:
+def _normalized(ms: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
     total = sum(ms.values())
     return {k: r / total for k, r in ms.items()}
 
@@ -165,7 +139,8 @@ def hand_terms(
     deck = deck_cards(game.num_ranks, game.num_suits)
     me = tuple(hand.holes[position])
     others = {c for p, h in enumerate(hand.holes) if p != position for c in h}
-    history = State.from_betting(game, hand.betting, strict=False).history
+    final = State.from_betting(game, hand.betting, strict=False)
+    history = final.history
     state = State.new_hand(game)
     board: list[int] = []
     chance = decision = 0.0
@@ -174,29 +149,27 @@ def hand_terms(
         combos = list(combinations(deck, game.num_hole_cards))
         expected = sum(value(state, position, h, ()) for h in combos) / len(combos)
         chance += value(state, position, me, ()) - expected
-    buckets: dict[int, int] = {}
-
-    def bucket() -> int:
-        b = buckets.get(state.round)
-        if b is None:
-            b = buckets[state.round] = int(policy.bucket(state.round, me, tuple(board)))
-        return b
-
-    ms: dict[int, float] = {0: 1.0}
+    # the known player as one row of hands: its bucket on each street the betting reached
+    shown = [c for street in hand.boards for c in street]
+    player = TranslatedPlayer(policy, [
+        np.array([policy.bucket(s, me, tuple(shown[: game.board_cards_through(s)])) if s <= final.round else 0])
+        for s in range(game.num_rounds)
+    ])
+    ms: dict[int, np.ndarray] = {0: np.ones(1)}
     for logged in history:
         action = logged.action
         if logged.actor == position:
-            moves = _own_moves(policy, ms, state, bucket)
+            moves = player.own_moves(ms, state)
             if action not in moves:
                 raise ValueError(
                     f"hand {hand.hand_no}: the known player's action {action.to_acpc(game.is_limit)!r} at "
                     f"{state.betting_string()!r} has probability 0 under the strategy "
                     "(wrong strategy, player, mapping or purification?)"
                 )
-            total = sum(ms.values())
+            total = float(sum(ms.values())[0])
             expected = 0.0
             for a, m in moves.items():
-                expected += sum(m.values()) / total * value(state.apply(a), position, me, board)
+                expected += float(sum(m.values())[0]) / total * value(state.apply(a), position, me, board)
             decision += value(state.apply(action), position, me, board) - expected
             decisions += 1
             ms = _normalized(moves[action])
