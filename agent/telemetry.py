@@ -31,6 +31,7 @@ import ssl
 import time
 from collections import deque
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
@@ -130,6 +131,9 @@ class Telemetry:
     # -- lifecycle ---------------------------------------------------------------------
     async def __aenter__(self) -> Telemetry:
         self.set_status("online")
+        # for the rest of the loop: a lost connection's leftovers may surface after close
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_quiet_lost_broker(loop.get_exception_handler()))
         self._task = asyncio.create_task(self._run(), name=f"telemetry-{self.bot}")
         return self
 
@@ -220,6 +224,31 @@ class Telemetry:
                 return
             self._wake.clear()
             await self._wake.wait()
+
+
+Handler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
+
+
+def _quiet_lost_broker(previous: Handler | None) -> Handler:
+    """An event-loop exception handler for a process that publishes telemetry: what the
+    MQTT client leaves behind when the broker vanishes (a callback registering its
+    already-closed socket: ``OSError``; a disconnection nobody reads: ``MqttError``) is
+    already handled by the drain task (one warning, reconnection), so it is not printed
+    again; anything else goes to ``previous`` (or the loop's default handler)."""
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        where = repr(context.get("handle", "")) + repr(context.get("future", ""))
+        if isinstance(exc, aiomqtt.MqttError):
+            return
+        if isinstance(exc, OSError) and ("add_writer" in where or "add_reader" in where):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    return handler
 
 
 def _forget_disconnection(client: aiomqtt.Client) -> None:

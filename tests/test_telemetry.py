@@ -171,3 +171,25 @@ def test_last_will_marks_a_vanished_bot_offline(broker, tmp_path):
     finally:
         proc.kill()
     assert got[-1][1] == {"state": "offline", "bot": "erin"}
+
+
+def test_lost_broker_leftovers_are_not_printed_twice():
+    """What the MQTT client leaves behind when the broker vanishes is already warned
+    about by the drain task; anything else still reaches the previous handler."""
+    import aiomqtt
+
+    from agent.telemetry import _quiet_lost_broker
+
+    seen = []
+    handler = _quiet_lost_broker(lambda loop, ctx: seen.append(ctx["message"]))
+    loop = asyncio.new_event_loop()
+    try:
+        handler(loop, {"message": "never retrieved", "exception": aiomqtt.MqttError("gone")})
+        handler(loop, {"message": "cb", "exception": OSError(9, "Bad file descriptor"),
+                       "handle": "<Handle Loop.add_writer(14, ...)>"})
+        handler(loop, {"message": "other", "exception": OSError(9, "Bad file descriptor"),
+                       "handle": "<Handle something_else()>"})
+        handler(loop, {"message": "bug", "exception": ValueError("x")})
+    finally:
+        loop.close()
+    assert seen == ["other", "bug"]
