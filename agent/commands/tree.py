@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import argparse
 import json
-from math import comb
+import math
+from pathlib import Path
+from typing import Any
 
+from abstraction.card_abstraction import available_memory_gib
 from poker.game import Game, load_game
 from solver.chance import lossless_bucket_counts
-from solver.tree import KIND_NAMES, build_tree, tree_report
+from solver.memory import (
+    ALGORITHMS,
+    DTYPES,
+    SAMPLED,
+    MemoryEstimate,
+    chance_layer_bytes,
+    check_fits,
+    estimate_training_memory,
+    format_bytes,
+    sampled_run_deals,
+)
+from solver.tree import KIND_NAMES, Tree, build_tree, tree_report
 
 from ..cli import UserError
+
+GIB = 1 << 30
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,16 +39,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Build the public betting tree of GAME (with a bet-size abstraction for no-limit "
             "games) and report nodes per street and kind, decision nodes and information "
             "sets per street and player (decision nodes x buckets), table entries, and the "
-            "memory a training run needs: vector CFR/CFR+ keep regrets, average and current "
-            "strategy in float64; the sampled solvers (es, os, tcfr) keep regrets and "
-            "average in float64 or float32, plus the deal tables."
+            "memory a training run needs, part by part, and whether it fits this machine: "
+            "vector CFR/CFR+ keep regrets, average and current strategy in float64 and list "
+            "every board and hand (the chance layer); the sampled solvers (es, os, tcfr) "
+            "keep regrets and average in float32 or float64 and deal cards as they go, "
+            "reading buckets from the card abstraction's memory-mapped tables (counted "
+            "whole). Nothing is enumerated: a full-deck game reports in a second."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "examples:\n"
             "  pokerbot tree leduc.limit.2p\n"
             "  pokerbot tree holdem.nolimit.2p.short20 --betting 1p,cap1 --json\n"
-            "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting '0.5p,1p,a' --buckets 169,5000,5000,5000"
+            "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting 1p,cap1 --abstraction abs/holdem\n"
+            "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting '0.5p,1p,a' --buckets 169,5000,5000,5000 --threads 2"
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -44,7 +64,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--buckets",
         metavar="N,N,...",
-        help="card buckets per street (default: lossless, every hand on every board)",
+        help="card buckets per street of an abstraction not built yet (default: lossless)",
+    )
+    p.add_argument(
+        "--abstraction",
+        type=Path,
+        metavar="DIR",
+        help="card abstraction built by 'pokerbot abstract': its buckets and table files",
+    )
+    p.add_argument(
+        "--algo",
+        choices=ALGORITHMS,
+        default="tcfr",
+        help="the algorithm whose training memory to report (default tcfr)",
+    )
+    p.add_argument("--threads", type=int, metavar="N", help="Hogwild threads of es/os/tcfr (default 1)")
+    p.add_argument(
+        "--dtype",
+        choices=tuple(DTYPES),
+        help="table precision of es/os/tcfr (default float32; cfr/cfr+ use float64)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -66,28 +104,46 @@ def _buckets(text: str | None, game: Game) -> tuple[list[int], bool]:
     return counts, False
 
 
-def chance_bytes(game: Game) -> int:
-    """Memory of the lossless chance layer: bucket map over every board state and hand
-    (int32) and the showdown tables of the last street (int32 order, int64 strength and,
-    for the sampled solvers, int64 strength by hand)."""
-    d, k = game.deck_size, game.num_hole_cards
-    hands = comb(d, k)
-    boards, seen, total_boards = 1, 0, 0
-    for nb in game.num_board_cards:
-        boards *= comb(d - seen, nb)
-        seen += nb
-        total_boards += boards
-    return total_boards * hands * 4 + boards * hands * (4 + 8 + 8)
+def _estimate(args: argparse.Namespace, game: Game, tree: Tree, **settings: Any) -> MemoryEstimate:
+    """The training memory of ``args``' buckets, with ``settings`` (algorithm, dtype,
+    threads) overriding the command line's."""
+    opts: dict[str, Any] = {
+        "algorithm": args.algo,
+        "dtype": args.dtype or "float32",
+        "threads": args.threads or 1,
+        **settings,
+    }
+    planned = None if args.buckets in (None, "lossless") else _buckets(args.buckets, game)[0]
+    try:
+        return estimate_training_memory(
+            game, tree=tree, abstraction_dir=args.abstraction, buckets=planned, **opts
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the tree report."""
+    """Print the tree report and the training memory."""
+    if args.abstraction is not None and args.buckets is not None:
+        raise UserError("give --abstraction or --buckets, not both")
+    if args.algo not in SAMPLED:
+        for flag, value in (("--threads", args.threads), ("--dtype", args.dtype)):
+            if value is not None:
+                raise UserError(
+                    f"{flag} applies to es, os and tcfr; {args.algo} runs float64 on one thread"
+                )
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads {args.threads}: at least 1")
     game = load_game(args.game)
     tree = build_tree(game, args.betting)
-    counts, lossless = _buckets(args.buckets, game)
+    est = _estimate(args, game, tree)
+    if args.abstraction is not None:
+        counts, lossless = list(est.bucket_counts), False
+    else:
+        counts, lossless = _buckets(args.buckets, game)
     report = tree_report(tree, counts)
     entries = report.total_entries
-    chance = chance_bytes(game) if lossless else None
+    chance = chance_layer_bytes(game)
     memory = {
         "cfr_bytes": 24 * entries,
         "sampled_float64_bytes": 16 * entries,
@@ -95,22 +151,30 @@ def run(args: argparse.Namespace) -> int:
         "strategy_file_float64_bytes": 8 * entries,
         "chance_bytes": chance,
     }
+    available = available_memory_gib()
+    refusal = check_fits(est, available)
+    training = {
+        **est.to_dict(),
+        "available_bytes": int(available * GIB) if math.isfinite(available) else None,
+        "fits": refusal is None,
+        "refusal": refusal,
+    }
     doc = {
         "game": game.name,
         "betting": tree.betting_spec,
         "buckets": counts,
         "lossless": lossless,
+        "abstraction": str(args.abstraction) if args.abstraction is not None else None,
         **report.to_dict(),
         "memory": memory,
+        "training_memory": training,
     }
     if args.json:
         print(json.dumps(doc))
         return 0
-    gib = 1 << 30
-    print(
-        f"{game.name}  betting {tree.betting_spec or '(limit)'}  buckets {counts}"
-        f"{' (lossless)' if lossless else ''}"
-    )
+    gib = GIB
+    source = " (lossless)" if lossless else f" ({est.source})" if args.abstraction else ""
+    print(f"{game.name}  betting {tree.betting_spec or '(limit)'}  buckets {counts}{source}")
     print(
         f"{report.n_nodes:,} nodes, max depth {tree.max_depth}, at most {tree.max_actions} actions"
     )
@@ -132,6 +196,23 @@ def run(args: argparse.Namespace) -> int:
         f"memory: vector cfr/cfr+ {24 * entries / gib:.3f} GiB; es/os/tcfr "
         f"{16 * entries / gib:.3f} GiB (float64) or {8 * entries / gib:.3f} GiB (float32)"
     )
-    if chance is not None:
-        print(f"        chance tables {chance / gib:.3f} GiB")
+    dealt = sampled_run_deals(game)
+    print(
+        f"        chance tables {chance / gib:.3f} GiB"
+        + (" (cfr/cfr+ only: es/os/tcfr deal cards instead)" if dealt else "")
+    )
+    for line in est.lines():
+        print(line)
+    if refusal is None:
+        print(f"  fits this machine: {format_bytes(available * GIB)} available now")
+    else:
+        print(f"  does not fit this machine: {refusal}")
+    if est.algorithm in SAMPLED:
+        flip = "float64" if est.dtype == "float32" else "float32"
+        choices = [(f"{est.algorithm} {flip}", {"dtype": flip}), ("cfr/cfr+", {"algorithm": "cfr"})]
+    else:
+        choices = [(f"es/os/tcfr {d}", {"algorithm": "tcfr", "dtype": d}) for d in DTYPES]
+    others = [f"{label} {format_bytes(_estimate(args, game, tree, **o).total)}" for label, o in choices]
+    if others:
+        print(f"  other choices: {'; '.join(others)}")
     return 0
