@@ -108,8 +108,11 @@ def _walk(strategy: Strategy, player: int, mode: int) -> float:
 
 
 def _buckets_identify_hands(problem: Problem) -> bool:
-    """True if no bucket holds two (board state, hand) pairs: the responder limited to
-    buckets then knows as much as the real one (lossless buckets, identity maps)."""
+    """True if the responder limited to buckets does as well as the real one: no bucket
+    holds two (board state, hand) pairs (identity maps, the raw lossless numbering), or
+    the buckets are lossless suit-isomorphism classes (every hand of a class has the
+    same counterfactual values against a strategy over classes, so a best response over
+    classes is a real one)."""
     ch = problem.chance
     if ch.lossless:
         return True

@@ -11,8 +11,15 @@ probability, ``weight[s] = 1 / num_deals(game, s)``, which is what lets the kern
 enumerate hands and boards without weights and multiply once at the leaves.
 
 An information set is (decision node, bucket) where the bucket of a hand on a board state
-comes from a per-street *bucket map*. The default map is lossless: every (board state,
-hand) pair of a street gets its own bucket. A card abstraction plugs in by supplying the
+comes from a per-street *bucket map*. The default map is lossless (no card abstraction):
+the bucket is the suit-isomorphism class of the hand and the board, the index of the
+project's hand indexer (:class:`abstraction.indexer.HandIndexer`, Waugh 2013) with the
+hole cards and each street's new board cards a group of their own
+(:func:`lossless_indexer`), so suit-isomorphic (board, hand) pairs share one bucket and
+lose nothing (suit isomorphism preserves every value). Strategies written before
+canonical classes numbered every (board state, hand) pair on its own (the *raw*
+numbering, :func:`raw_lossless_bucket`); ``build_chance(..., numbering="raw")`` still
+builds that map, to read them. A card abstraction plugs in by supplying the
 bucket count per street and either ``bucket_fn(street, hole_cards, board_cards) ->
 bucket`` (one call per pair) or ``bucket_batch(street, cards) -> buckets`` (one call per
 street and block of pairs, ``cards[i]`` = hole cards then the board in dealing order, as
@@ -25,8 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from math import comb
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,13 +44,31 @@ from poker.game import Game, load_game
 
 from ._kernels import KChance
 
+if TYPE_CHECKING:  # the indexer module compiles numba kernels: imported where used
+    from abstraction.indexer import HandIndexer
+
 BucketFn = Callable[[int, tuple[int, ...], tuple[int, ...]], int]
 #: ``bucket_batch(street, cards)``: ``cards`` is ``uint8[n, hole + board]`` (ACPC cards,
 #: hole cards first, then the board in dealing order); returns ``n`` integer buckets.
 BucketBatchFn = Callable[[int, np.ndarray], np.ndarray]
 StrengthFn = Callable[[Sequence[int]], int]
 
-__all__ = ["BucketBatchFn", "BucketFn", "Chance", "build_chance", "lossless_bucket"]
+__all__ = [
+    "NUMBERINGS",
+    "BucketBatchFn",
+    "BucketFn",
+    "Chance",
+    "build_chance",
+    "lossless_bucket",
+    "lossless_bucket_counts",
+    "lossless_indexer",
+    "raw_lossless_bucket",
+    "raw_lossless_bucket_counts",
+]
+
+#: Numberings of the lossless map: suit-isomorphism classes (what training uses), and the
+#: raw (board state, hand) pairs of files written before them (read only).
+NUMBERINGS = ("canonical", "raw")
 
 
 @dataclass(frozen=True)
@@ -51,6 +78,9 @@ class Chance:
     ``hands``: int32[H, k] deck indices; ``deck``: ACPC card of each deck index;
     ``board_street``/``board_cards``: per board state its street and its cards (deck
     indices, -1 padded); ``kernel``: the same as a :class:`KChance` bundle.
+    ``lossless``: no card abstraction; its buckets are then numbered ``numbering``
+    (:data:`NUMBERINGS`: ``"canonical"``, or ``"raw"`` for files older than canonical
+    classes).
     """
 
     game: Game
@@ -61,6 +91,7 @@ class Chance:
     n_buckets: tuple[int, ...]
     lossless: bool
     kernel: KChance
+    numbering: str = "canonical"
 
     @property
     def n_hands(self) -> int:
@@ -92,11 +123,64 @@ def num_deals(game: Game, street: int | None = None) -> int:
     return total
 
 
+def lossless_rounds(game: Game) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The card groups of the lossless indexer and the group holding each street's last
+    new cards: ``([hole, new board cards of each street that deals some], r)``.
+
+    >>> lossless_rounds(load_game("holdem.nolimit.2p.short20"))
+    ((2, 1, 1, 1), (0, 1, 2, 3))
+    >>> lossless_rounds(load_game("leduc.limit.2p"))
+    ((1, 1), (0, 1))
+    """
+    if game.num_hole_cards < 1:
+        raise ValueError(f"{game.name or 'the game'} deals no hole cards: nothing to index")
+    rounds = [game.num_hole_cards]
+    per_street = []
+    for nb in game.num_board_cards:
+        if nb > 0:
+            rounds.append(nb)
+        per_street.append(len(rounds) - 1)
+    return tuple(rounds), tuple(per_street)
+
+
+@lru_cache(maxsize=16)
+def _indexer(
+    rounds: tuple[int, ...], num_ranks: int, num_suits: int
+) -> HandIndexer:
+    from abstraction.indexer import HandIndexer
+
+    return HandIndexer(rounds=rounds, num_ranks=num_ranks, num_suits=num_suits)
+
+
+def lossless_indexer(game: Game) -> tuple[HandIndexer, tuple[int, ...]]:
+    """The hand indexer of the lossless buckets and, per street ``s``, the round ``r(s)``
+    whose index is the bucket (see :func:`lossless_bucket`). Hands are the hole cards,
+    then the board cards in dealing order; one indexer per card layout (cached).
+
+    >>> ix, r = lossless_indexer(load_game("leduc.limit.2p"))
+    >>> ix.rounds, r, [ix.count(x) for x in r]
+    ((1, 1), (0, 1), [3, 15])
+    """
+    rounds, per_street = lossless_rounds(game)
+    return _indexer(rounds, int(game.num_ranks), int(game.num_suits)), per_street
+
+
 def lossless_bucket_counts(game: Game) -> tuple[int, ...]:
-    """Buckets per street of the lossless map, by counting (no enumeration, no evaluator):
-    board states of the street times the hands that miss the board.
+    """Buckets per street of the lossless map: the canonical classes of (hole cards,
+    board through the street), ``indexer.count(r(s))`` (no enumeration).
 
     >>> lossless_bucket_counts(load_game("leduc.limit.2p"))
+    (3, 15)
+    """
+    indexer, per_street = lossless_indexer(game)
+    return tuple(int(indexer.count(r)) for r in per_street)
+
+
+def raw_lossless_bucket_counts(game: Game) -> tuple[int, ...]:
+    """Buckets per street of the raw lossless numbering (files older than canonical
+    classes): board states of the street times the hands that miss the board.
+
+    >>> raw_lossless_bucket_counts(load_game("leduc.limit.2p"))
     (6, 30)
     """
     d, k = game.deck_size, game.num_hole_cards
@@ -121,29 +205,52 @@ def _lex_rank(chosen: Sequence[int], m: int) -> int:
     return rank
 
 
+def _deck_positions(
+    game: Game, street: int, hole: Sequence[int], board: Sequence[int]
+) -> tuple[list[int], list[int], int]:
+    """Deck indices of ``hole`` (sorted) and ``board``, and the deck size, after checking
+    the cards (``ValueError`` names what is wrong)."""
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    where = {c: i for i, c in enumerate(deck)}
+    try:
+        h_idx = sorted(where[c] for c in hole)
+        b_idx = [where[c] for c in board]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"card {exc.args[0]} is not in {game.name or 'the game'}'s deck") from None
+    k = game.num_hole_cards
+    if len(h_idx) != k or len(set(h_idx) | set(b_idx)) != k + len(b_idx):
+        raise ValueError("hole and board cards must be distinct, with the game's hole-card count")
+    if not 0 <= street < game.num_rounds:
+        raise ValueError(f"street {street} is out of range 0..{game.num_rounds - 1}")
+    if len(b_idx) != sum(game.num_board_cards[: street + 1]):
+        raise ValueError(f"street {street} has {sum(game.num_board_cards[: street + 1])} board cards")
+    return h_idx, b_idx, len(deck)
+
+
 def lossless_bucket(game: Game, street: int, hole: Sequence[int], board: Sequence[int]) -> int:
-    """The lossless bucket of ``hole`` (ACPC cards) on ``board`` (the board cards dealt
-    through ``street``, in dealing order), computed from the cards: the number
-    :func:`build_chance` gives that (board state, hand) pair, without enumerating.
+    """The lossless bucket of ``hole`` (ACPC cards, in any order) on ``board`` (the board
+    cards dealt through ``street``, in dealing order): the suit-isomorphism class of the
+    hand, the index after round ``r(street)`` of :func:`lossless_indexer`, as
+    :func:`build_chance` numbers it. The order of the cards within a street does not
+    matter; which street dealt a card does.
+    """
+    _deck_positions(game, street, hole, board)
+    indexer, per_street = lossless_indexer(game)
+    return indexer.index([*hole, *board], per_street[street])
+
+
+def raw_lossless_bucket(game: Game, street: int, hole: Sequence[int], board: Sequence[int]) -> int:
+    """The raw lossless bucket of ``hole`` on ``board`` (every (board state, hand) pair its
+    own bucket): the numbering of strategy files older than canonical classes, and of
+    ``build_chance(..., numbering="raw")``.
 
     Board states of a street are numbered parent by parent, each street's new cards in
     the lexicographic order of the deck indices left; a hand's bucket is its board
     state's number times the hands that miss the board, plus its lexicographic rank
     among them.
     """
-    deck = deck_cards(game.num_ranks, game.num_suits)
-    where = {c: i for i, c in enumerate(deck)}
-    try:
-        h_idx = sorted(where[c] for c in hole)
-        b_idx = [where[c] for c in board]
-    except KeyError as exc:
-        raise ValueError(f"card {exc.args[0]} is not in {game.name or 'the game'}'s deck") from None
-    n = len(deck)
+    h_idx, b_idx, n = _deck_positions(game, street, hole, board)
     k = game.num_hole_cards
-    if len(h_idx) != k or len(set(h_idx) | set(b_idx)) != k + len(b_idx):
-        raise ValueError("hole and board cards must be distinct, with the game's hole-card count")
-    if len(b_idx) != sum(game.num_board_cards[: street + 1]):
-        raise ValueError(f"street {street} has {sum(game.num_board_cards[: street + 1])} board cards")
     state, used, pos = 0, [], 0
     for s in range(street + 1):
         nb = game.num_board_cards[s]
@@ -169,11 +276,14 @@ def build_chance(
     bucket_counts: Sequence[int] | None = None,
     strength: StrengthFn | None = None,
     bucket_batch: BucketBatchFn | None = None,
+    numbering: str = "canonical",
 ) -> Chance:
     """Enumerate hands and board states of ``game`` and bucket every (board state, hand).
 
     ``bucket_counts`` with ``bucket_fn`` or ``bucket_batch`` (one of them): a card
-    abstraction; with none of the three the map is lossless. ``strength``: hand
+    abstraction; with none of the three the map is lossless, numbered ``numbering``
+    (:data:`NUMBERINGS`: canonical classes, :func:`lossless_bucket`, or the raw pairs of
+    older files, :func:`raw_lossless_bucket`). ``strength``: hand
     evaluator over ACPC cards (default :func:`poker.evaluator.evaluate`), called once per
     (final board, hand). Only two-player games with one or two hole cards are supported.
     Raises ``ValueError`` if a bucket falls outside ``0 .. bucket_counts[street] - 1``.
@@ -191,6 +301,10 @@ def build_chance(
         raise ValueError(
             "give bucket_counts with bucket_fn or bucket_batch, or none of them (lossless)"
         )
+    if numbering not in NUMBERINGS:
+        raise ValueError(f"numbering {numbering!r} is not one of {', '.join(NUMBERINGS)}")
+    if mapped and numbering != "canonical":
+        raise ValueError("a numbering is for lossless buckets, not with a bucket map")
     deck = tuple(deck_cards(game.num_ranks, game.num_suits))
     n_cards = len(deck)
     k = game.num_hole_cards
@@ -230,7 +344,14 @@ def build_chance(
         valid[i] = [(m & bm) == 0 for m in hand_masks]
 
     bucket = np.full((n_bs, n_h), -1, dtype=np.int32)
-    if not mapped:
+    if not mapped and numbering == "canonical":
+        indexer, per_street = lossless_indexer(game)
+        counts = [int(indexer.count(r)) for r in per_street]
+        _fill_batched(
+            bucket, valid, states, st_street, deck, hands, counts,
+            lambda s, cards: indexer.index_batch(cards, per_street[s]),
+        )
+    elif not mapped:
         counts = [0] * streets
         for i in range(n_bs):
             s = st_street[i]
@@ -299,6 +420,7 @@ def build_chance(
         n_buckets=tuple(counts),
         lossless=not mapped,
         kernel=kernel,
+        numbering=numbering,
     )
 
 

@@ -76,7 +76,7 @@ from poker.evaluator import evaluate
 from poker.game import Game
 from poker.state import Action, State
 
-from .chance import lossless_bucket
+from .chance import lossless_bucket, raw_lossless_bucket
 from .policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from .strategy import Strategy
 
@@ -419,6 +419,8 @@ def translated_policy(
     if p.abstraction is not None:
         ab = p.abstraction
         bucket = lambda street, hole, board: ab.lookup(hole, board, street)  # noqa: E731
+    elif p.chance.lossless and p.chance.numbering == "raw":  # a strategy file older than suit classes
+        bucket = lambda street, hole, board: raw_lossless_bucket(game, street, hole, board)  # noqa: E731
     elif p.chance.lossless:
         bucket = lambda street, hole, board: lossless_bucket(game, street, hole, board)  # noqa: E731
     else:

@@ -25,8 +25,9 @@ The header::
       "end": <file size in bytes>
     }
 
-``cards`` is ``{"abstraction": "lossless", "buckets": [...]}`` (every (board, hand) pair its
-own bucket, :func:`solver.chance.lossless_bucket`) or ``{"abstraction": "card", "buckets":
+``cards`` is ``{"abstraction": "lossless", "numbering": "canonical", "buckets": [...]}`` (no
+card abstraction: a bucket is a suit-isomorphism class of the hand and the board,
+:func:`solver.chance.lossless_bucket`) or ``{"abstraction": "card", "buckets":
 [...], "model": <the card abstraction's model>, "model_hash": "sha256:...",
 "content_hash": <the built abstraction it was trained over>, "params": {...}}``: the
 model (parameters, centroids, pair maps; arrays ``model.<name>``) computes every bucket
@@ -46,6 +47,12 @@ changed byte (the checksum), appended bytes, an unknown or future version, a hea
 declares sizes beyond the file or beyond a cap, and a file for another game than the
 one asked for. Versions 1 and 2 (one msgpack map holding a float policy; version 1
 lossless only) are still read.
+
+A lossless record without ``numbering`` was written before canonical classes: its
+buckets are the raw (board state, hand) pairs (:func:`solver.chance.raw_lossless_bucket`,
+counts :func:`solver.chance.raw_lossless_bucket_counts`). Such files are still read and
+played, in their own numbering (:attr:`StrategyFile.numbering`); a strategy or checkpoint
+saved from one keeps it.
 """
 
 from __future__ import annotations
@@ -65,7 +72,15 @@ from abstraction.betting import parse_betting
 from poker._atomic import atomic_write_bytes
 from poker.game import Game, parse_game
 
-from .chance import lossless_bucket
+from .chance import (
+    NUMBERINGS,
+    build_chance,
+    lossless_bucket,
+    lossless_bucket_counts,
+    lossless_indexer,
+    raw_lossless_bucket,
+    raw_lossless_bucket_counts,
+)
 from .problem import Problem, make_problem
 from .strategy import Strategy
 from .tree import DECISION, Tree, build_tree, table_offsets
@@ -89,6 +104,7 @@ __all__ = [
     "dumps_policy",
     "load_strategy",
     "loads",
+    "lossless_numbering",
     "open_strategy",
     "quantize",
     "save_policy",
@@ -209,12 +225,27 @@ def cards_record(p: Problem, *, model: bool = False) -> dict[str, Any]:
             "the strategy's buckets come from a bare bucket function, not a card abstraction: "
             "a file could not say how to rebuild them"
         )
-    return _card_fields(p.abstraction, buckets, model)
+    return _card_fields(p.abstraction, buckets, model, p.chance.numbering)
+
+
+def lossless_numbering(cards: dict[str, Any], source: str = "the file") -> str:
+    """The numbering of a lossless ``cards`` record: ``"canonical"`` (suit-isomorphism
+    classes) or ``"raw"`` (no ``numbering`` field: a record written before canonical
+    classes, every (board, hand) pair its own bucket). Raises
+    :class:`StrategyFileError` for a numbering this version does not know."""
+    numbering = cards.get("numbering", "raw")
+    if numbering not in NUMBERINGS:
+        raise StrategyFileError(
+            f"{source}: lossless bucket numbering {numbering!r} is not one of {', '.join(NUMBERINGS)}"
+        )
+    return str(numbering)
 
 
 def describe_cards(cards: dict[str, Any]) -> str:
     """Short text naming a ``cards`` record, for messages."""
     if cards.get("abstraction") != "card":
+        if cards.get("abstraction") == "lossless" and "numbering" not in cards:
+            return "lossless buckets (raw (board, hand) numbering, before suit classes)"
         return "lossless buckets"
     where = f", built at {cards['directory']}" if cards.get("directory") else ""
     b = cards.get("buckets")
@@ -222,12 +253,16 @@ def describe_cards(cards: dict[str, Any]) -> str:
     return f"card abstraction {cards.get('content_hash')} (buckets {counts}{where})"
 
 
-def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, source: str) -> None:
+def check_cards(
+    cards: dict[str, Any], abstraction: CardAbstraction | None, source: str, *, raw_ok: bool = False
+) -> None:
     """Raise :class:`StrategyFileError` (one line, starting with ``source``) unless
     ``abstraction`` is the one the ``cards`` record names (None for lossless buckets).
 
     A record that carries the model (format 3) also accepts an abstraction with the
-    same model hash.
+    same model hash. Lossless buckets in the raw numbering of older files
+    (:func:`lossless_numbering`) are refused unless ``raw_ok`` (the reader of strategy
+    files plays them; training cannot resume them: the message says to retrain).
     """
     kind = cards.get("abstraction")
     if kind == "lossless":
@@ -235,6 +270,12 @@ def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, sour
             raise StrategyFileError(
                 f"{source} was trained without a card abstraction (lossless buckets), "
                 f"but card abstraction {abstraction.directory} was given"
+            )
+        if lossless_numbering(cards, source) == "raw" and not raw_ok:
+            raise StrategyFileError(
+                f"{source} numbers its lossless buckets per (board, hand) pair, as before "
+                "suit-isomorphism classes, and cannot be continued: train again without "
+                "--resume (pokerbot train GAME --algo ALGO ... --out FILE)"
             )
         return
     if kind != "card":
@@ -263,10 +304,15 @@ def check_cards(cards: dict[str, Any], abstraction: CardAbstraction | None, sour
 # ------------------------------------------------------------------ writing
 
 
-def _card_fields(abstraction: CardAbstraction | None, buckets: list[int], model: bool) -> dict[str, Any]:
-    """The ``cards`` record of ``abstraction`` (None: lossless buckets ``buckets``)."""
+def _card_fields(
+    abstraction: CardAbstraction | None, buckets: list[int], model: bool, numbering: str = "canonical"
+) -> dict[str, Any]:
+    """The ``cards`` record of ``abstraction`` (None: lossless buckets ``buckets`` in
+    ``numbering``; the raw numbering is recorded as older files did, without the field)."""
     if abstraction is None:
-        return {"abstraction": "lossless", "buckets": buckets}
+        if numbering == "raw":
+            return {"abstraction": "lossless", "buckets": buckets}
+        return {"abstraction": "lossless", "numbering": numbering, "buckets": buckets}
     ab = abstraction
     try:
         content = ab.content_hash
@@ -322,8 +368,6 @@ def dumps_policy(
     ``build_tree(game, betting)`` with the abstraction's bucket counts (lossless counts
     without one): probabilities (float) or already quantized rows (uint8 summing to 255).
     """
-    from .chance import lossless_bucket_counts
-
     tree = build_tree(game, betting)
     counts = abstraction.bucket_counts if abstraction is not None else list(lossless_bucket_counts(game))
     offset, size = table_offsets(tree, counts)
@@ -487,12 +531,23 @@ class StrategyFile:
         """Buckets per street."""
         return [int(b) for b in self.cards["buckets"]]
 
+    @property
+    def numbering(self) -> str | None:
+        """The lossless buckets' numbering (:func:`lossless_numbering`: ``"canonical"``,
+        or ``"raw"`` in a file older than suit classes); None over a card abstraction."""
+        if self.cards.get("abstraction") != "lossless":
+            return None
+        return lossless_numbering(self.cards, self.source)
+
     def bucket_fn(self) -> BucketFn:
-        """``bucket(street, hole, board)`` from the cards: the lossless numbering, or the
-        card abstraction (its tables where attached, else computed from the model)."""
+        """``bucket(street, hole, board)`` from the cards: the lossless numbering (canonical
+        classes, or an older file's raw pairs), or the card abstraction (its tables where
+        attached, else computed from the model)."""
         ab = self.abstraction
         if ab is None:
             game = self.game
+            if self.numbering == "raw":
+                return lambda street, hole, board: raw_lossless_bucket(game, street, hole, board)
             return lambda street, hole, board: lossless_bucket(game, street, hole, board)
         if getattr(ab, "tables_used", True):
             return lambda street, hole, board: ab.lookup(hole, board, street)
@@ -502,16 +557,21 @@ class StrategyFile:
         """``bucket_batch(street, cards)`` for many hands at once (``cards[i]``: hole
         cards, then the board in dealing order): the card abstraction's batch lookup
         (tables where attached, else computed from the model, each suit-isomorphism
-        class once), or the lossless numbering hand by hand."""
+        class once), or the lossless numbering (the hand indexer on the whole batch; an
+        older file's raw numbering hand by hand)."""
         ab = self.abstraction
         if ab is None:
             game, k = self.game, self.game.num_hole_cards
+            if self.numbering == "raw":
 
-            def lossless(street: int, cards: np.ndarray) -> np.ndarray:
-                rows = cards.tolist()
-                return np.array([lossless_bucket(game, street, r[:k], r[k:]) for r in rows], dtype=np.int64)
+                def raw(street: int, cards: np.ndarray) -> np.ndarray:
+                    rows = cards.tolist()
+                    return np.array([raw_lossless_bucket(game, street, r[:k], r[k:]) for r in rows],
+                                    dtype=np.int64)
 
-            return lossless
+                return raw
+            indexer, per_street = lossless_indexer(game)
+            return lambda street, cards: indexer.index_batch(cards, per_street[street])
         return lambda street, cards: ab.lookup_batch(cards, street)
 
     def policy(self) -> np.ndarray:
@@ -530,7 +590,7 @@ class StrategyFile:
         """A :class:`Strategy` over a full :class:`Problem` (tree and chance layer), for
         exact evaluation; small games only (the chance layer lists every board and hand)."""
         if self._strategy is None:
-            problem = make_problem(self.game, self.betting or None, abstraction=self.abstraction)
+            problem = _make_problem(self.game, self.betting or None, self.abstraction, self.numbering)
             if problem.size != self.table.shape[0]:
                 raise StrategyFileError(
                     f"{self.source}: the policy has {self.table.shape[0]} entries, the game's "
@@ -566,6 +626,31 @@ class StrategyFile:
 
 def _fail(source: str, why: str) -> StrategyFileError:
     return StrategyFileError(f"{source}: {why}")
+
+
+def _make_problem(
+    game: Game, betting: str | None, abstraction: CardAbstraction | None, numbering: str | None
+) -> Problem:
+    """:func:`solver.problem.make_problem`, or for an older file's raw lossless numbering
+    the same problem over a chance layer numbered that way."""
+    if abstraction is not None or numbering != "raw":
+        return make_problem(game, betting, abstraction=abstraction)
+    tree = build_tree(game, betting)
+    chance = build_chance(game, numbering="raw")
+    offset, size = table_offsets(tree, chance.n_buckets)
+    return Problem(tree=tree, chance=chance, offset=offset, size=size, ktree=tree.kernel(offset))
+
+
+def _check_lossless_counts(g: Game, cards: dict[str, Any], source: str) -> None:
+    """A lossless record's bucket counts must be those of its numbering for ``g``."""
+    numbering = lossless_numbering(cards, source)
+    try:
+        want = lossless_bucket_counts(g) if numbering == "canonical" else raw_lossless_bucket_counts(g)
+    except ValueError as exc:
+        raise _fail(source, f"lossless buckets: {exc}") from None
+    if cards.get("buckets") != list(want):
+        raise _fail(source, f"bucket counts {cards.get('buckets')} are not the {numbering} lossless "
+                            f"counts {list(want)} of {g.name or 'the game'}")
 
 
 def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -681,11 +766,13 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: 
                                 source, tables, abstraction)
     elif cards.get("abstraction") != "lossless":
         raise _fail(source, f"card abstraction {cards.get('abstraction')!r} is not supported")
-    elif abstraction is not None:
-        check_cards(cards, abstraction, source)
+    else:
+        check_cards(cards, abstraction, source, raw_ok=True)
     buckets = cards.get("buckets")
     if not isinstance(buckets, list) or len(buckets) != g.num_rounds:
         raise _fail(source, f"bucket counts {buckets!r} do not give one per street")
+    if ab is None:
+        _check_lossless_counts(g, cards, source)
     betting = _get(doc, "betting", str, source)
     _check_betting(betting, source)
     return StrategyFile(
@@ -791,8 +878,9 @@ def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None)
     cards = _get(doc, "cards", dict, source)
     if version == 1 and cards.get("abstraction") != "lossless":
         raise _fail(source, "version 1 files hold lossless buckets only")
-    check_cards(cards, abstraction, source)
-    problem = make_problem(game, betting or None, abstraction=abstraction)
+    check_cards(cards, abstraction, source, raw_ok=True)
+    numbering = lossless_numbering(cards, source) if cards.get("abstraction") == "lossless" else None
+    problem = _make_problem(game, betting or None, abstraction, numbering)
     tree_info = _get(doc, "tree", dict, source)
     if tree_info.get("nodes") != problem.tree.n_nodes or tree_info.get("table_size") != problem.size:
         raise _fail(source, f"header says {tree_info.get('nodes')} nodes / table {tree_info.get('table_size')}, "

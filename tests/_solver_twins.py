@@ -224,8 +224,24 @@ def infoset_keys(root: HNode, player: int) -> list[tuple]:
     return list(seen)
 
 
+def raw_problem(game, betting=None):
+    """The problem of ``game`` over the raw lossless numbering (every (board, hand) pair
+    its own information set, as the twin and OpenSpiel key them): what
+    :func:`solver.problem.make_problem` built before lossless buckets became suit classes."""
+    from solver.chance import build_chance
+    from solver.problem import Problem, as_game
+    from solver.tree import build_tree, table_offsets
+
+    g = as_game(game)
+    tree = build_tree(g, betting)
+    chance = build_chance(g, numbering="raw")
+    offset, size = table_offsets(tree, chance.n_buckets)
+    return Problem(tree=tree, chance=chance, offset=offset, size=size, ktree=tree.kernel(offset))
+
+
 def entry_map(problem) -> dict[tuple, tuple[int, int]]:
-    """Information-set key -> (table offset, number of actions) in a lossless ``problem``.
+    """Information-set key -> (table offset, number of actions) in a lossless ``problem``
+    (with canonical buckets, the keys of suit-isomorphic hands share an offset).
 
     The key is built from the tree's betting string and the chance layer's cards, so the
     twin and the kernels meet only through ACPC text and ACPC cards.

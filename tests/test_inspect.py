@@ -65,7 +65,7 @@ def test_metadata(leduc, capsys):
     f = open_strategy(leduc)
     assert doc["game"] == "leduc.nolimit.2p" and doc["betting"] == "0.5p,1p,a"
     assert doc["version"] == 3 and doc["file_bytes"] == leduc.stat().st_size
-    assert doc["cards"] == {"abstraction": "lossless", "buckets": [6, 30]}
+    assert doc["cards"] == {"abstraction": "lossless", "numbering": "canonical", "buckets": [3, 15]}
     assert doc["precision"] == "u8"
     assert doc["table_entries"] == f.table.shape[0] == table_offsets(f.tree, f.bucket_counts)[1]
     assert doc["tree_nodes"] == f.tree.n_nodes
@@ -76,7 +76,7 @@ def test_metadata(leduc, capsys):
     assert doc["evaluation"]["precision"] == "u8" and doc["evaluation"]["mbb_per_game"] > 0
     assert main(["inspect", str(leduc)]) == 0
     text = capsys.readouterr().out
-    for word in ("leduc.nolimit.2p", "0.5p,1p,a", "lossless buckets 6/30", "u8", "policy |u1",
+    for word in ("leduc.nolimit.2p", "0.5p,1p,a", "lossless buckets 3/15\n", "u8", "policy |u1",
                  "cfr+, 50 iterations", "recipe      pokerbot train", "mbb/g"):
         assert word in text, word
 

@@ -21,7 +21,7 @@ from agent.strategy_player import StrategyPlayer
 from poker.cards import deck_cards
 from poker.game import load_game, parse_game
 from poker.state import Action, ActionKind, State
-from solver.chance import build_chance, lossless_bucket
+from solver.chance import build_chance, lossless_bucket, raw_lossless_bucket
 from solver.policy import HandWalk
 from solver.strategy_io import dumps_policy, loads_file
 from solver.tree import build_tree, table_offsets
@@ -33,7 +33,7 @@ LEDUC_NL = load_game("leduc.nolimit.2p")
 def _policy(game, betting, seed=0, counts=None):
     """A random policy over ``betting`` as a loaded format-3 file's translated policy."""
     tree = build_tree(game, betting)
-    counts = list(counts or (6, 30))
+    counts = list(counts or (3, 15))
     _, size = table_offsets(tree, counts)
     table = np.random.default_rng(seed).random(size)
     return loads_file(dumps_policy(game, betting, table)).translated()
@@ -185,7 +185,7 @@ def test_choices_are_keyed_by_seed_hand_and_place():
 def test_purification_drops_small_probabilities():
     game = LEDUC_NL
     tree = build_tree(game, "1p,a")
-    _, size = table_offsets(tree, [6, 30])
+    _, size = table_offsets(tree, [3, 15])
     file = loads_file(dumps_policy(game, "1p,a", np.random.default_rng(1).random(size)))
     plain, pure = file.translated(), file.translated(purify=0.3)
     p, q = plain.probabilities(0, 2), pure.probabilities(0, 2)
@@ -236,26 +236,31 @@ def test_lossless_bucket_matches_the_chance_layer_numbering():
             "firstPlayer = 2 1 1\nnumSuits = 2\nnumRanks = 4\nnumHoleCards = 2\n"
             "numBoardCards = 0 2 1\nEND GAMEDEF\n")
     game = parse_game(text, name="tiny")
-    ch = build_chance(game, strength=lambda cards: sum(cards))
-    checked = 0
-    for i in range(ch.n_board_states):
-        street = int(ch.board_street[i])
-        board = [ch.deck[x] for x in ch.board_cards[i] if x >= 0]
-        for h in range(ch.n_hands):
-            b = int(ch.kernel.bucket[i, h])
-            if b >= 0:
-                assert lossless_bucket(game, street, [ch.deck[x] for x in ch.hands[h]], board) == b
-                checked += 1
-    assert checked == sum(ch.n_buckets)
-    with pytest.raises(ValueError, match="distinct"):
-        lossless_bucket(game, 0, [ch.deck[0], ch.deck[0]], [])
+    for numbering, bucket_of in (("canonical", lossless_bucket), ("raw", raw_lossless_bucket)):
+        ch = build_chance(game, strength=lambda cards: sum(cards), numbering=numbering)
+        checked, seen = 0, [set() for _ in ch.n_buckets]
+        for i in range(ch.n_board_states):
+            street = int(ch.board_street[i])
+            board = [ch.deck[x] for x in ch.board_cards[i] if x >= 0]
+            for h in range(ch.n_hands):
+                b = int(ch.kernel.bucket[i, h])
+                if b >= 0:
+                    assert bucket_of(game, street, [ch.deck[x] for x in ch.hands[h]], board) == b
+                    seen[street].add(b)
+                    checked += 1
+        assert checked == int((ch.kernel.bucket >= 0).sum())
+        assert [len(x) for x in seen] == list(ch.n_buckets)  # every bucket is used
+        if numbering == "raw":
+            assert checked == sum(ch.n_buckets)  # raw: one pair per bucket
+        with pytest.raises(ValueError, match="distinct"):
+            bucket_of(game, 0, [ch.deck[0], ch.deck[0]], [])
     assert list(combinations(range(3), 2))  # the enumeration order the numbering follows
 
 
 def test_strategy_player_plays_a_match_and_reports_translation(tmp_path, capsys):
     path = tmp_path / "lnl.strategy"
     tree = build_tree(LEDUC_NL, "0.5p,1p,a")
-    _, size = table_offsets(tree, [6, 30])
+    _, size = table_offsets(tree, [3, 15])
     path.write_bytes(dumps_policy(LEDUC_NL, "0.5p,1p,a", np.random.default_rng(2).random(size)))
     argv = ["match", "leduc.nolimit.2p", "--players", f"strategy:{path}", "random", "--hands", "60",
             "--duplicate", "--seed", "4", "--quiet", "--json", "--log", str(tmp_path / "m.log")]
@@ -272,7 +277,7 @@ def test_strategy_player_plays_a_match_and_reports_translation(tmp_path, capsys)
 
 def test_player_acts_from_match_states():
     pol_file = loads_file(dumps_policy(LEDUC_NL, "1p,a",
-                                       np.random.default_rng(0).random(table_offsets(build_tree(LEDUC_NL, "1p,a"), [6, 30])[1])))
+                                       np.random.default_rng(0).random(table_offsets(build_tree(LEDUC_NL, "1p,a"), [3, 15])[1])))
     player = StrategyPlayer(pol_file, seed=3)
     s = _state(LEDUC_NL, "r7")
     ms = MatchState(position=1, hand_number=0, state=s, holes=((), _hole(LEDUC_NL, 1)), boards=((),))
@@ -336,7 +341,7 @@ def test_play_takes_the_strategy_files_game_by_default(tmp_path):
 
     path = tmp_path / "l.strategy"
     tree = build_tree(LEDUC_NL, "1p,a")
-    path.write_bytes(dumps_policy(LEDUC_NL, "1p,a", np.ones(table_offsets(tree, [6, 30])[1])))
+    path.write_bytes(dumps_policy(LEDUC_NL, "1p,a", np.ones(table_offsets(tree, [3, 15])[1])))
     assert game_of(Namespace(game=None, bot=f"strategy:{path}")) == LEDUC_NL
     assert game_of(Namespace(game=None, bot="call")).name == "holdem.nolimit.2p.reverse_blinds"
     assert game_of(Namespace(game="kuhn.limit.2p", bot=f"strategy:{path}")).name == "kuhn.limit.2p"

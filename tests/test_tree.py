@@ -160,13 +160,16 @@ def test_limit_and_nolimit_betting_arguments():
 
 
 def test_lossless_bucket_counts_by_formula():
-    from solver.chance import build_chance, lossless_bucket_counts
+    from solver.chance import build_chance, lossless_bucket_counts, raw_lossless_bucket_counts
 
     from ._solver_twins import TWO_CARD_LEDUC
 
     for game in (load_game("kuhn.limit.2p"), load_game("leduc.limit.2p"), TWO_CARD_LEDUC):
         assert lossless_bucket_counts(game) == build_chance(game).n_buckets
-    assert lossless_bucket_counts(load_game("holdem.nolimit.2p.short20")) == (
+        assert raw_lossless_bucket_counts(game) == build_chance(game, numbering="raw").n_buckets
+    short20 = load_game("holdem.nolimit.2p.short20")
+    assert lossless_bucket_counts(short20) == (25, 255, 3185, 43460)  # suit classes
+    assert raw_lossless_bucket_counts(short20) == (
         190,
         20 * 171,
         20 * 19 * 153,

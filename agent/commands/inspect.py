@@ -424,7 +424,8 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
         if cards.get("params"):
             lines.append(f"            params {json.dumps(cards['params'], sort_keys=True)}")
     else:
-        lines.append(f"cards       lossless buckets {counts}")
+        older = " (raw (board, hand) numbering: a file older than suit classes)" if "numbering" not in cards else ""
+        lines.append(f"cards       lossless buckets {counts}{older}")
     precision = {
         "u8": "u8 (one byte per probability, rows sum to 255)",
         "f32": "f32 (float32)",
