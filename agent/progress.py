@@ -20,7 +20,15 @@ def _fmt_seconds(s: float) -> str:
 
 
 class Progress:
-    """``Progress(total, label)``; call ``update(done, **extra)``, then ``close()``."""
+    """``Progress(total, label)``; call ``update(done, **extra)``, then ``close()``.
+
+    ``total``: the count at which the work ends (None: unknown). ``seconds``: a time
+    budget that may end it first; then pass ``spent=`` (the seconds counted against it,
+    e.g. solving time without pauses) to :meth:`update`, else wall time since the start
+    counts. The bar fills with whichever budget is nearer its end, and the remaining
+    time shown is the sooner of the two ends: the count's at the rate so far, the
+    budget's what is left of it.
+    """
 
     def __init__(
         self,
@@ -31,10 +39,12 @@ class Progress:
         stream: IO[str] | None = None,
         interval: float | None = None,
         enabled: bool = True,
+        seconds: float | None = None,
     ) -> None:
         self.total = total
         self.label = label
         self.unit = unit
+        self.seconds = seconds
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval = interval if interval is not None else (0.1 if self.tty else 5.0)
@@ -42,11 +52,16 @@ class Progress:
         self.start = time.monotonic()
         self._last = 0.0
         self._done = 0.0
+        self._spent: float | None = None
         self._extra = ""
 
-    def update(self, done: float, force: bool = False, **extra: object) -> None:
+    def update(
+        self, done: float, force: bool = False, *, spent: float | None = None, **extra: object
+    ) -> None:
         """Record progress; redraw if the interval has passed (or ``force``)."""
         self._done = done
+        if spent is not None:
+            self._spent = spent
         if extra:
             self._extra = "  " + "  ".join(f"{k}={v}" for k, v in extra.items())
         now = time.monotonic()
@@ -54,20 +69,39 @@ class Progress:
             self._last = now
             self._draw(now)
 
+    def remaining(self, now: float | None = None) -> float | None:
+        """Seconds until the sooner budget ends (None without a budget; inf while the
+        rate is unknown)."""
+        elapsed = (time.monotonic() if now is None else now) - self.start
+        ends: list[float] = []
+        if self.total:
+            rate = self._done / elapsed if elapsed > 0 else 0.0
+            left = max(self.total - self._done, 0.0)
+            ends.append(left / rate if rate > 0 else (0.0 if left == 0 else float("inf")))
+        if self.seconds is not None:
+            spent = self._spent if self._spent is not None else elapsed
+            ends.append(max(self.seconds - spent, 0.0))
+        return min(ends) if ends else None
+
     def _draw(self, now: float) -> None:
         elapsed = now - self.start
         rate = self._done / elapsed if elapsed > 0 else 0.0
+        fracs = []
         if self.total:
-            frac = min(self._done / self.total, 1.0)
-            filled = int(24 * frac)
-            eta = (self.total - self._done) / rate if rate > 0 else float("inf")
-            eta_s = _fmt_seconds(eta) if eta != float("inf") else "--:--"
-            text = (
-                f"{self.label} [{'#' * filled}{'.' * (24 - filled)}] {self._done:,.0f}/{self.total:,.0f}"
-                f" {rate:,.0f}{self.unit}/s elapsed {_fmt_seconds(elapsed)} eta {eta_s}{self._extra}"
-            )
-        else:
-            text = f"{self.label} {self._done:,.0f} {rate:,.0f}{self.unit}/s elapsed {_fmt_seconds(elapsed)}{self._extra}"
+            fracs.append(self._done / self.total)
+        if self.seconds:
+            spent = self._spent if self._spent is not None else elapsed
+            fracs.append(spent / self.seconds)
+        text = self.label
+        if fracs:
+            filled = int(24 * min(max(fracs), 1.0))
+            text += f" [{'#' * filled}{'.' * (24 - filled)}]"
+        text += f" {self._done:,.0f}" + (f"/{self.total:,.0f}" if self.total else "")
+        text += f" {rate:,.0f}{self.unit}/s elapsed {_fmt_seconds(elapsed)}"
+        eta = self.remaining(now)
+        if eta is not None:
+            text += f" eta {_fmt_seconds(eta) if eta != float('inf') else '--:--'}"
+        text += self._extra
         if self.tty:
             self.stream.write("\r\x1b[K" + text)
         else:
