@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
 import pytest
 
 from agent.cli import main
+from agent.progress import Progress
+from solver.checkpoint import load_checkpoint
 from solver.strategy_io import load_strategy
 
 
@@ -218,6 +221,43 @@ def test_resume_continues_exactly(tmp_path, capsys):
     assert "different game" in _error(capsys)
 
 
+def test_sampled_tables_are_float32_unless_resumed_from_float64(tmp_path, capsys):
+    base = ["train", "leduc.limit.2p", "--iterations", "300", "--quiet", "--json",
+            "--out", str(tmp_path / "x.strategy")]  # fmt: skip
+    for algo in ("es", "os", "tcfr"):
+        assert main([*base, "--algo", algo]) == 0
+        assert _json(capsys)["options"]["dtype"] == "float32"
+    assert main([*base, "--algo", "cfr+", "--checkpoint", str(tmp_path / "c.ckpt")]) == 0
+    assert load_checkpoint(tmp_path / "c.ckpt").arrays["regrets"].dtype == np.float64
+    # a float64 run (an explicit --dtype, or an older default) resumes as one under auto
+    ckpt = tmp_path / "e.ckpt"
+    assert main([*base, "--algo", "es", "--dtype", "float64", "--checkpoint", str(ckpt)]) == 0
+    capsys.readouterr()
+    argv = [*base, "--algo", "es", "--iterations", "600", "--resume", str(ckpt)]
+    assert main(argv) == 0
+    assert _json(capsys)["options"]["dtype"] == "float64"
+    assert main([*argv, "--dtype", "float32"]) == 2
+    assert "options" in _error(capsys)
+
+
+def test_progress_shows_the_sooner_end():
+    out = io.StringIO()
+    bar = Progress(1000, "train es", unit=" deals", stream=out, seconds=10.0)
+    bar.start -= 2.0  # 2 s of wall time, 500 deals: 250 deals/s
+    bar.update(500, force=True, spent=2.0)
+    line = out.getvalue().splitlines()[-1]
+    assert "500/1,000" in line and " deals/s" in line and "elapsed 00:02" in line
+    assert "eta 00:02" in line and "[############" in line  # the count ends first
+    bar.update(500, force=True, spent=9.0)  # the time budget ends first
+    line = out.getvalue().splitlines()[-1]
+    assert "eta 00:01" in line and "#" * 21 in line
+    assert bar.remaining() == pytest.approx(1.0)
+    unbounded = Progress(None, "x", stream=out, seconds=None)
+    assert unbounded.remaining() is None
+    unbounded.update(3, force=True)
+    assert "eta" not in out.getvalue().splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     "extra,message",
     [
@@ -241,7 +281,7 @@ def test_resume_continues_exactly(tmp_path, capsys):
         (["--algo", "es", "--iterations", "-5"], "--iterations"),
         (["--algo", "es", "--iterations", "1", "--threads", "0"], "--threads"),
         (["--algo", "es", "--iterations", "1", "--betting", "1p"], "limit game"),
-        (["--algo", "es", "--iterations", "1", "--resume", "missing.ckpt"], "cannot read"),
+        (["--algo", "es", "--iterations", "1", "--resume", "missing.ckpt"], "without --resume"),
     ],
 )
 def test_train_errors(tmp_path, capsys, extra, message):

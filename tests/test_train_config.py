@@ -147,8 +147,13 @@ def test_metrics_jsonl(tmp_path, capsys):
     assert all(a < b for a, b in zip(ts[:-2], ts[1:-1])) and ts[-2] <= ts[-1]
     assert all(b - a >= 0.45 for a, b in zip(ts[:-2], ts[1:-1]))  # at most ~2 lines a second
     for line in first:
-        assert {"t", "iterations", "iterations_per_s", "nodes", "nodes_per_s", "rss_gib"} <= set(line)
+        assert {"t", "iterations", "iterations_per_s", "deals", "deals_per_s", "nodes",
+                "nodes_per_s", "rss_gib", "infosets_visited_share", "regret_max",
+                "regret_mean_positive"} <= set(line)  # fmt: skip
         assert 0 < line["rss_gib"] < 64
+        assert line["deals"] == line["iterations"] and 0 < line["infosets_visited_share"] <= 1
+        assert line["regret_max"] > 0 and 0 < line["regret_mean_positive"] < line["regret_max"]
+    assert first[-1]["infosets_visited_share"] == 1.0  # Kuhn: every row reached
     assert any("mbb_per_game" in line for line in first[:-1])  # an evaluation's line
     assert first[-1]["mbb_per_game"] is not None and first[-1]["interrupted"] is False
     # a resumed run appends, its time continuing the first run's
@@ -165,7 +170,24 @@ def test_metrics_of_cfr_have_no_nodes(tmp_path):
                  "--out", str(tmp_path / "k.strategy"), "--metrics", str(metrics)]) == 0
     lines = _lines(metrics)
     assert lines[-1]["final"] is True and lines[-1]["iterations"] == 50
-    assert "nodes" not in lines[-1]
+    assert "nodes" not in lines[-1] and "deals" not in lines[-1]
+    assert lines[-1]["infosets_visited_share"] == 1.0 and lines[-1]["regret_max"] > 0
+    assert lines[-1]["signal"] is None
+
+
+def test_metrics_measure_large_tables_seldom(tmp_path, monkeypatch):
+    import agent.commands.train as train_command
+
+    # every table is "large" here: measured on the first line, then not for 60 s, and last
+    monkeypatch.setattr(train_command, "TABLE_STATS_ENTRIES", 0)
+    monkeypatch.setattr(train_command, "TABLE_STATS_GAP", 60.0)
+    metrics = tmp_path / "m.jsonl"
+    assert main(["train", "kuhn.limit.2p", "--algo", "es", "--seconds", "1.2", "--eval-every",
+                 "0.5", "--quiet", "--out", str(tmp_path / "k.strategy"),
+                 "--metrics", str(metrics)]) == 0  # fmt: skip
+    lines = _lines(metrics)
+    measured = ["regret_max" in line for line in lines]
+    assert len(lines) >= 3 and measured[0] and measured[-1] and not any(measured[1:-1])
 
 
 def test_help_shows_a_config(capsys):

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
 import textwrap
 import tomllib
@@ -26,12 +27,12 @@ from solver.best_response import (
 )
 from solver.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
 from solver.chance import lossless_bucket_counts
-from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.problem import make_problem
 from solver.sampled import SampledCFRSolver
 from solver.strategy import Strategy
 from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
-from solver.training import TrainResult, train
+from solver.training import TrainResult, stop_on_signals, table_stats, train
 from solver.tree import table_offsets
 
 from ..cli import UserError
@@ -44,13 +45,17 @@ if TYPE_CHECKING:
 #: up to this many entries (an exact best response walks every board and hand, whatever
 #: the card abstraction; larger games take minutes).
 EVAL_MAX_ENTRIES = 20_000_000
-#: ``--dtype auto`` keeps float64 tables up to this many entries, float32 above.
-AUTO_FLOAT32_ENTRIES = 100_000_000
 _SAMPLED = ("es", "os", "tcfr")
 #: ``--metrics`` writes at most one line per this many seconds (an evaluation's line
 #: included), and at least one per ``--eval-every`` seconds, capped at METRICS_MAX_GAP.
 METRICS_MIN_GAP = 0.5
 METRICS_MAX_GAP = 5.0
+#: ``--metrics`` lines measure the regret table (:func:`solver.training.table_stats`: two
+#: passes over it, ~0.1 s per 10M float32 entries) on every line for tables up to
+#: TABLE_STATS_ENTRIES entries; above, at most once per TABLE_STATS_GAP seconds (and on
+#: the final line), so the passes cost at most a few percent of the run.
+TABLE_STATS_ENTRIES = 10_000_000
+TABLE_STATS_GAP = 30.0
 
 #: Keys a ``--config`` TOML file may set: key -> (kind, choices or None). Each is the
 #: command-line option of the same name (``_`` for ``-``); ``game`` is the positional.
@@ -109,11 +114,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--out. Information sets are (betting node, bucket of the actor's cards on that "
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
-            "bar shows iterations/s, nodes/s and, where the game is small enough, the "
-            "exploitability (mbb/g) in the abstract game; the final report adds the "
-            "exploitability in the real card game. Ctrl-C stops cleanly: the strategy and a "
-            "checkpoint (OUT.ckpt unless --checkpoint) are written; run the same command "
-            "(with the same --abstraction) with --resume CHECKPOINT to continue.",
+            "bar shows deals/s (es/os/tcfr: one iteration deals one hand) or iterations/s "
+            "(cfr, cfr+), the elapsed time and the time left (to the end of the --iterations "
+            "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
+            "where the game is small enough, the exploitability (mbb/g) in the abstract "
+            "game; the final report adds the exploitability in the real card game.",
+            "Stopping and resuming: Ctrl-C (SIGINT) or SIGTERM ends the run at the end of "
+            "the current batch of iterations (about 0.1 s): the strategy and a checkpoint "
+            "(OUT.ckpt unless --checkpoint) are written and the exit status is 130 (SIGINT) "
+            "or 143 (SIGTERM); run the same command with --resume CHECKPOINT to continue "
+            "(the same game, --betting, --abstraction, --algo and its options; another "
+            "run's checkpoint is refused). Checkpoints are written only between batches, "
+            "atomically (at the end, on a stop and every --checkpoint-every seconds of "
+            "solving), so a run with one thread and an --iterations budget that is stopped "
+            "or even killed (SIGKILL, a crash, a lost machine) and resumed from its latest "
+            "checkpoint, as often as need be, ends with exactly the tables of the run never "
+            "stopped: only the work since that checkpoint is done again. A run killed "
+            "before its first checkpoint has nothing to resume: run the command without "
+            "--resume to start over. Resuming a checkpoint that has reached --iterations "
+            "only writes the strategy again.",
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
@@ -128,11 +147,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--metrics FILE appends one JSON object per line (flushed per line; a resumed run "
             "continues the file) at most twice a second, at least every --eval-every seconds "
             f"(at most {METRICS_MAX_GAP:g} s apart) and after each evaluation: t (seconds of "
-            "solving, resumed runs included), iterations (in total), iterations_per_s, nodes "
-            "and nodes_per_s (es/os/tcfr; this run), rss_gib (current resident memory from "
-            "/proc/self/statm; the peak from getrusage where /proc is missing), and "
-            "exploitability / mbb_per_game (abstract game) when an evaluation happened then; "
-            "the last line has \"final\": true and the final evaluation.",
+            "solving, resumed runs included), iterations (in total), iterations_per_s (this "
+            "run); for es/os/tcfr deals (= iterations: one deal each) and deals_per_s, nodes "
+            "(touched in this run) and nodes_per_s; rss_gib (current resident memory from "
+            "/proc/self/statm; the peak from getrusage where /proc is missing); "
+            "infosets_visited_share (the share of information sets, rows (decision node, "
+            "bucket) of the regret table, with any nonzero regret), regret_max (the largest "
+            "cumulative regret) and regret_mean_positive (the mean of max(regret, 0) over "
+            "every entry), measured on every line for tables of up to "
+            f"{TABLE_STATS_ENTRIES:,} entries and, above, at most every {TABLE_STATS_GAP:g} s "
+            "and on the last line (two passes over the table: about 0.1 s per 10M entries); "
+            "and exploitability / mbb_per_game (abstract game) when an evaluation happened "
+            "then. The last line has \"final\": true, the final evaluation, \"interrupted\" "
+            "and \"signal\" (SIGINT, SIGTERM or null).",
         )),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -197,7 +224,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--dtype",
         choices=("auto", "float64", "float32"),
-        help=f"table precision of es/os/tcfr (auto: float32 above {AUTO_FLOAT32_ENTRIES:,} entries)",
+        help="table precision of es/os/tcfr (auto: float32, or a resumed checkpoint's; "
+        "cfr and cfr+ always use float64)",
     )
     p.add_argument(
         "--precision",
@@ -241,13 +269,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--checkpoint",
         type=Path,
         metavar="FILE",
-        help="checkpoint file, written at the end (and every --checkpoint-every seconds)",
+        help="checkpoint file, written at the end, on SIGINT/SIGTERM and every "
+        "--checkpoint-every seconds (default on a stop: OUT.ckpt)",
     )
     p.add_argument(
-        "--checkpoint-every", type=float, metavar="T", help="seconds between checkpoints"
+        "--checkpoint-every",
+        type=float,
+        metavar="T",
+        help="seconds of solving between checkpoints (bounds the work a killed run loses)",
     )
     p.add_argument(
-        "--resume", type=Path, metavar="FILE", help="continue the run saved in this checkpoint"
+        "--resume",
+        type=Path,
+        metavar="FILE",
+        help="continue the run saved in this checkpoint (give the rest of the command as before)",
     )
     p.add_argument(
         "--eval-every",
@@ -267,15 +302,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--metrics",
         type=Path,
         metavar="FILE",
-        help="append JSON Lines of progress (time, iterations, rates, memory, exploitability)",
+        help="append JSON Lines of progress (time, deals, rates, memory, table coverage, "
+        "regrets, exploitability; keys above)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
-def _options(args: argparse.Namespace, size: int) -> dict[str, Any]:
-    """Constructor options of the chosen algorithm; options of other algorithms are errors."""
+def _options(
+    args: argparse.Namespace, size: int, resumed: Checkpoint | None = None
+) -> dict[str, Any]:
+    """Constructor options of the chosen algorithm; options of other algorithms are errors.
+    ``--dtype auto`` is float32 for the sampled algorithms, or the dtype of the run
+    ``resumed`` continues (checkpoints of float64 runs resume as such)."""
     algo = args.algo
     given = {
         "--epsilon": (args.epsilon is not None, ("os",)),
@@ -297,7 +337,9 @@ def _options(args: argparse.Namespace, size: int) -> dict[str, Any]:
         raise UserError(f"--threads must be at least 1, not {args.threads}")
     dtype = args.dtype
     if dtype == "auto":
-        dtype = "float32" if size > AUTO_FLOAT32_ENTRIES else "float64"
+        dtype = "float32"
+        if resumed is not None and resumed.options.get("dtype") in ("float32", "float64"):
+            dtype = resumed.options["dtype"]
     opts: dict[str, Any] = {
         "seed": args.seed,
         "threads": args.threads,
@@ -496,9 +538,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--metrics {args.metrics}: folder {args.metrics.parent} does not exist")
     game = load_game(args.game)
     abstraction = load_abstraction(args.abstraction)
-    ckpt = load_checkpoint(args.resume) if args.resume is not None else None
+    ckpt = _load_resume(args.resume) if args.resume is not None else None
     problem = make_problem(game, args.betting, abstraction=abstraction)
-    options = _options(args, problem.size)
+    options = _options(args, problem.size, ckpt)
     solver = make_training_solver(problem, args.algo, **options)
     done_seconds = 0.0
     if ckpt is not None:
@@ -515,21 +557,39 @@ def run(args: argparse.Namespace) -> int:
     if eval_every is None:
         eval_every = max(1.0, args.seconds / 10) if args.seconds else 5.0
     left = None if args.iterations is None else max(0, args.iterations - solver.iterations)
-    progress = Progress(left, f"train {args.algo}", unit=" it", enabled=not args.quiet)
+    progress = Progress(
+        left,
+        f"train {args.algo}",
+        unit=" deals" if sampled else " it",
+        enabled=not args.quiet,
+        seconds=args.seconds,
+    )
     monitor = _Monitor(solver, can_eval, eval_every)
 
     metrics = _Metrics(args.metrics, eval_every)
+    stats_gap = 0.0 if problem.size <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
+    last_stats = -float("inf")
 
-    def measures(res: TrainResult, rss: float) -> dict[str, Any]:
+    def measures(res: TrainResult, rss: float, final: bool = False) -> dict[str, Any]:
+        nonlocal last_stats
+        per_s = res.iterations / res.seconds if res.seconds > 0 else None
         line: dict[str, Any] = {
             "t": round(done_seconds + res.seconds, 3),
             "iterations": int(solver.iterations),
-            "iterations_per_s": res.iterations / res.seconds if res.seconds > 0 else None,
+            "iterations_per_s": per_s,
         }
         if sampled:
+            line["deals"] = int(solver.iterations)
+            line["deals_per_s"] = per_s
             line["nodes"] = int(res.nodes)
             line["nodes_per_s"] = res.nodes / res.seconds if res.seconds > 0 else None
         line["rss_gib"] = round(rss, 4)
+        if metrics.file is not None and (final or line["t"] - last_stats >= stats_gap):
+            last_stats = line["t"]
+            st = table_stats(solver)
+            line["infosets_visited_share"] = round(st.infosets_visited_share, 6)
+            line["regret_max"] = st.regret_max
+            line["regret_mean_positive"] = st.regret_mean_positive
         return line
 
     def callback(s: Any, res: TrainResult) -> bool:
@@ -544,7 +604,7 @@ def run(args: argparse.Namespace) -> int:
         if args.checkpoint_every and res.seconds - monitor.last_ckpt >= args.checkpoint_every:
             monitor.last_ckpt = res.seconds
             save_checkpoint(checkpoint_path, s, seconds=done_seconds + res.seconds)
-        progress.update(res.iterations, **extra)
+        progress.update(res.iterations, spent=res.seconds, **extra)
         t = done_seconds + res.seconds
         if metrics.due(t, evaluated):
             line = measures(res, rss)
@@ -557,8 +617,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = TrainResult()
         if left is None or left > 0:
-            res = train(solver, iterations=left, seconds=args.seconds, callback=callback)
+            # SIGINT and SIGTERM only ask the loop to stop after the batch under way, so
+            # the tables never hold a batch the iteration count leaves out
+            with stop_on_signals() as stop:
+                res = train(
+                    solver, iterations=left, seconds=args.seconds, callback=callback, stop=stop
+                )
         interrupted = res.interrupted
+        wrote_ckpt = None
+        if interrupted or args.checkpoint is not None or args.checkpoint_every:
+            # first what a resumed run needs, then the evaluation (which may be long)
+            save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
+            wrote_ckpt = str(checkpoint_path)
         strategy = solver.average_strategy()
         # The abstract responder of a card abstraction walks the tree once per level of its
         # decisions: past the size limit --final-eval measures the real game only.
@@ -568,20 +638,21 @@ def run(args: argparse.Namespace) -> int:
         elif args.final_eval:
             evaluate = lambda s: (None, exploitability(None, s))  # noqa: E731
         final, real = evaluate(strategy) if evaluate is not None else (None, None)
-        last = measures(res, rss_gib())
+        last = measures(res, rss_gib(), final=True)
         last.update(
             exploitability=final.exploitability if final is not None else None,
             mbb_per_game=final.mbb_per_game if final is not None else None,
             real_exploitability=real.exploitability if real is not None else None,
             real_mbb_per_game=real.mbb_per_game if real is not None else None,
             interrupted=interrupted,
+            signal=signal.Signals(res.signal).name if res.signal is not None else None,
             final=True,
         )
         metrics.write(last["t"], last)
     finally:
         metrics.close()
     end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
-    progress.update(res.iterations, **end)
+    progress.update(res.iterations, spent=res.seconds, **end)
     progress.close()
     stored, stored_real = final, real
     if evaluate is not None and args.precision == "u8":
@@ -613,10 +684,6 @@ def run(args: argparse.Namespace) -> int:
             "real_mbb_per_game": stored_real.mbb_per_game,
         }
     save_strategy(args.out, strategy, args.precision, training=training, evaluation=evaluation)
-    wrote_ckpt = None
-    if interrupted or args.checkpoint is not None or args.checkpoint_every:
-        save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
-        wrote_ckpt = str(checkpoint_path)
     doc = {
         "game": game.name,
         "algorithm": args.algo,
@@ -641,6 +708,7 @@ def run(args: argparse.Namespace) -> int:
         "out": str(args.out),
         "checkpoint": wrote_ckpt,
         "interrupted": interrupted,
+        "signal": signal.Signals(res.signal).name if res.signal is not None else None,
     }
     if args.json:
         print(json.dumps(doc))
@@ -658,11 +726,25 @@ def run(args: argparse.Namespace) -> int:
             + (f" and checkpoint {wrote_ckpt}" if wrote_ckpt else "")
         )
     if interrupted:
+        signum = res.signal if res.signal is not None else int(signal.SIGINT)
         print(
-            f"pokerbot train: interrupted; resume with --resume {checkpoint_path}", file=sys.stderr
+            f"pokerbot train: stopped by {signal.Signals(signum).name} after "
+            f"{solver.iterations:,} iterations; to continue, run the same command with "
+            f"--resume {shlex.quote(str(checkpoint_path))}",
+            file=sys.stderr,
         )
-        return 130
+        return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     return 0
+
+
+def _load_resume(path: Path) -> Checkpoint:
+    """``--resume``'s checkpoint; a missing file is a :class:`UserError` saying what to do."""
+    if not path.exists():
+        raise UserError(
+            f"--resume {path}: cannot read (no such file); a run stopped before its first "
+            "checkpoint has nothing to resume: run the command without --resume to start over"
+        )
+    return load_checkpoint(path)
 
 
 def _recipe_args(argv: list[str]) -> list[str]:
