@@ -47,6 +47,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from abstraction.indexer import index_hand_njit
+from poker.evaluator import rank_cards
+
 from ._kernels import CHANCE, DECISION, FOLD, KTree
 
 # Sampling schemes (the variant is chosen in Python; kernels take it as an integer).
@@ -113,6 +116,35 @@ class KDeal(NamedTuple):
     bs_mask: np.ndarray  # int64[B]
 
 
+class KCards(NamedTuple):
+    """Dealing from the deck (``dealt`` 1) instead of from listed board states and hands.
+
+    Each deal draws both players' hole cards and every board card from ``deck`` (ACPC
+    cards), then per player and street ``s`` indexes the hand (hole cards, then the board
+    in dealing order) with the hand indexer ``ix[s]`` after round ``ix_round[s]``; the
+    bucket is ``table[s][index]`` where ``has_table[s]`` (a card abstraction's memory-mapped
+    bucket table), else the index itself (lossless canonical classes). With ``history``
+    a street's bucket is ``pairs[s][previous bucket, own bucket]``. The showdown ranks
+    each player's hole cards and the whole board. Streets past the game's last hold
+    placeholders, so the tuples always have :data:`MAX_STREETS` entries (one compile).
+    """
+
+    dealt: int
+    deck: np.ndarray  # int64[n]
+    hole: int
+    n_board: int
+    ix: tuple  # MAX_STREETS x int64[:]: HandIndexer.tables per street
+    ix_round: np.ndarray  # int64[S]
+    has_table: np.ndarray  # int64[S]
+    table: tuple  # MAX_STREETS x readonly uint16[:] (or int32[:]): own-street bucket per index
+    pairs: tuple  # MAX_STREETS x int32[:, :]: history pair maps
+    history: int
+
+
+#: Betting rounds of an ACPC game at most (the protocol allows four).
+MAX_STREETS = 4
+
+
 class KConfig(NamedTuple):
     """The variant and its parameters (all plain numbers and small arrays).
 
@@ -137,6 +169,7 @@ class KConfig(NamedTuple):
     all_mask: int  # bit set of every street
     prefetch: int  # PF_* bits: what to prefetch (tables larger than the caches)
     chance_key: np.uint64  # key of the per-iteration chance streams (from the seed)
+    floor: int  # keep cumulative regrets >= 0 after each update (regret-matching+ style)
 
 
 class KScratch(NamedTuple):
@@ -159,6 +192,8 @@ class KScratch(NamedTuple):
     bk_ahead: np.ndarray  # int32[3, 2, S]: their buckets
     res_ahead: np.ndarray  # float64[3]: their showdown results for player 0
     mask_ahead: np.ndarray  # int64[3]: their iterations' targeted streets
+    ix_ahead: np.ndarray  # int64[3, 2, S]: dealt deals' hand indices per player and street
+    pc: np.ndarray  # int64[2, C]: a dealt deal's cards per player (hole, then board)
 
 
 def _prefetch_codegen(write: int):  # type: ignore[no-untyped-def]
@@ -259,6 +294,7 @@ def run_iterations(
     t: KTree,
     lay: KLayout,
     d: KDeal,
+    cd: KCards,
     g: KConfig,
     regrets: np.ndarray,
     avg: np.ndarray,
@@ -274,8 +310,9 @@ def run_iterations(
 
     One iteration = one deal and one traversal of it per player (0 then 1). The
     sections below are the look-ahead (targeted streets and deals of the next
-    iterations), the deal and the walk (each documented where it starts). Every array is
-    bound once, at the top: binding arrays inside per-traversal code costs atomic
+    iterations), the deal and the walk (each documented where it starts). Deals come
+    from ``d`` (board states and hands of the chance layer) or, with ``cd.dealt``, from
+    the deck (:class:`KCards`: no chance layer). Every array is bound once, at the top: binding arrays inside per-traversal code costs atomic
     reference counts that took most of the time on small trees.
 
     ``general``: None compiles the plain variant (external sampling and Targeted CFR
@@ -319,6 +356,21 @@ def run_iterations(
     bk_ahead = sc.bk_ahead
     res_ahead = sc.res_ahead
     mask_ahead = sc.mask_ahead
+    ix_ahead = sc.ix_ahead
+    pc = sc.pc
+    dealt = cd.dealt
+    deck = cd.deck
+    n_deck = deck.shape[0]
+    c_hole = cd.hole
+    c_board = cd.n_board
+    n_dealt = 2 * c_hole + c_board
+    c_ix = cd.ix
+    ix_round = cd.ix_round
+    has_table = cd.has_table
+    c_table = cd.table
+    c_pairs = cd.pairs
+    c_history = cd.history
+    floor = g.floor
     target_mask = g.target_mask
     target_cum = g.target_cum
     q_mask = g.q_mask
@@ -380,6 +432,36 @@ def run_iterations(
             mask_ahead[slot] = mask
             if n_deals > 0:
                 continue
+            if dealt:
+                # Both players' hole cards, then the board in dealing order: distinct
+                # cards drawn uniformly (rejection on a bit set of deck positions).
+                used = 0
+                for i in range(n_dealt):
+                    while True:
+                        cs, u = _uniform(cs)
+                        x = _below(u, n_deck)
+                        if not (used >> x) & 1:
+                            break
+                    used |= 1 << x
+                    card = deck[x]
+                    if i < c_hole:
+                        pc[0, i] = card
+                    elif i < 2 * c_hole:
+                        pc[1, i - c_hole] = card
+                    else:
+                        pc[0, i - c_hole] = card
+                        pc[1, i - c_hole] = card
+                for p in range(2):
+                    row = pc[p]
+                    for s in range(n_streets):
+                        ix = index_hand_njit(c_ix[s], row, ix_round[s])
+                        ix_ahead[slot, p, s] = ix
+                        if prefetch & PF_DEAL and has_table[s]:
+                            _prefetch_read(c_table[s], ix)  # type: ignore[call-arg]
+                k0 = rank_cards(pc[0], c_hole + c_board)
+                k1 = rank_cards(pc[1], c_hole + c_board)
+                res_ahead[slot] = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+                continue
             cs, u = _uniform(cs)
             bs = root_states[_below(u, root_states.shape[0])]
             ahead[slot, 0] = bs
@@ -410,15 +492,24 @@ def run_iterations(
         if n_deals == 0:
             for j in range(0 if k == 0 else k + 1, min(k + 2, count)):
                 slot = j % 3
-                h0 = ahead[slot, n_streets]
-                h1 = ahead[slot, n_streets + 1]
-                for s in range(n_streets):
-                    bk_ahead[slot, 0, s] = bucket[ahead[slot, s], h0]
-                    bk_ahead[slot, 1, s] = bucket[ahead[slot, s], h1]
-                bs = ahead[slot, n_streets - 1]
-                k0 = strength[bs - sd_first, h0]
-                k1 = strength[bs - sd_first, h1]
-                res_ahead[slot] = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+                if dealt:
+                    for p in range(2):
+                        hb = 0
+                        for s in range(n_streets):
+                            ix = ix_ahead[slot, p, s]
+                            own = int(c_table[s][ix]) if has_table[s] else ix
+                            hb = c_pairs[s][hb, own] if c_history and s > 0 else own
+                            bk_ahead[slot, p, s] = hb
+                else:
+                    h0 = ahead[slot, n_streets]
+                    h1 = ahead[slot, n_streets + 1]
+                    for s in range(n_streets):
+                        bk_ahead[slot, 0, s] = bucket[ahead[slot, s], h0]
+                        bk_ahead[slot, 1, s] = bucket[ahead[slot, s], h1]
+                    bs = ahead[slot, n_streets - 1]
+                    k0 = strength[bs - sd_first, h0]
+                    k1 = strength[bs - sd_first, h1]
+                    res_ahead[slot] = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
                 if prefetch & PF_BLOCKS and mask_ahead[slot] == all_mask:
                     for s in range(n_streets):
                         for p in range(2):
@@ -462,7 +553,7 @@ def run_iterations(
             res0 = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
         else:
             for s in range(n_streets):
-                path[s] = ahead[slot, s]
+                path[s] = -1 if dealt else ahead[slot, s]
                 bk[0, s] = bk_ahead[slot, 0, s]
                 bk[1, s] = bk_ahead[slot, 1, s]
             res0 = res_ahead[slot]
@@ -656,6 +747,10 @@ def run_iterations(
                             for b in range(n):
                                 regrets[o + b] -= v
                             regrets[o + a] += va
+                            if floor:
+                                for b in range(n):
+                                    if regrets[o + b] < 0.0:
+                                        regrets[o + b] = 0.0
                         tail *= sig[j, a]
                     break
                 # Ascend: hand the value to the deepest branching node; finish the
@@ -688,6 +783,8 @@ def run_iterations(
                         w = 1.0 / _sample_prob(q_mask, q_freq, rho, f, st, frames[f, 2])
                     for a in range(n):
                         regrets[o + a] += w * (vals[f, a] - cv)
+                        if floor and regrets[o + a] < 0.0:
+                            regrets[o + a] = 0.0
                     ret = cv
                     dep = f
                 if not more:

@@ -56,6 +56,7 @@ class ExternalSamplingSolver(SampledCFRSolver):
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
         layout: str = "bucket",
+        floor: bool = False,
     ) -> None:
         config = make_config(
             SK.ALG_TARGETED, problem.tree.n_streets, averaging=Averaging(averaging)
@@ -69,6 +70,7 @@ class ExternalSamplingSolver(SampledCFRSolver):
             averaging=averaging,
             stratify=stratify,
             layout=layout,
+            floor=floor,
         )
 
 
@@ -89,6 +91,7 @@ class OutcomeSamplingSolver(SampledCFRSolver):
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
         layout: str = "bucket",
+        floor: bool = False,
     ) -> None:
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
@@ -105,6 +108,7 @@ class OutcomeSamplingSolver(SampledCFRSolver):
             averaging=averaging,
             stratify=stratify,
             layout=layout,
+            floor=floor,
         )
 
     def options(self) -> dict[str, Any]:

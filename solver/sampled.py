@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import _sampling_kernels as SK
+from .dealt import no_cards
 from .problem import Problem
 from .strategy import Strategy
 
@@ -270,6 +271,8 @@ def _scratch(problem: Problem, rng: np.ndarray, n_deals: int) -> SK.KScratch:
     a = tree.max_actions
     s = tree.n_streets
     f8, i8, i4 = np.float64, np.int64, np.int32
+    game = problem.game
+    n_cards = game.num_hole_cards + sum(game.num_board_cards)
     order = _per_thread(n_t, (n_deals,), i4)
     order[:] = np.arange(n_deals, dtype=i4)
     return SK.KScratch(
@@ -287,6 +290,8 @@ def _scratch(problem: Problem, rng: np.ndarray, n_deals: int) -> SK.KScratch:
         bk_ahead=_per_thread(n_t, (3, 2, s), i4),
         res_ahead=_per_thread(n_t, (3,), f8),
         mask_ahead=_per_thread(n_t, (3,), i8),
+        ix_ahead=_per_thread(n_t, (3, 2, s), i8),
+        pc=_per_thread(n_t, (2, max(1, n_cards)), i8),
     )
 
 
@@ -308,6 +313,7 @@ def make_config(
     close: float = 0.0,
     pure: bool = False,
     averaging: Averaging = Averaging.UNIFORM,
+    floor: bool = False,
 ) -> SK.KConfig:
     """The kernel configuration; without targeting arrays every street is always
     targeted (external sampling). Types are fixed here so the kernels compile once."""
@@ -332,6 +338,7 @@ def make_config(
         all_mask=int(full),
         prefetch=0,  # the solver decides from the table size and layout
         chance_key=np.uint64(0),  # the solver sets it from the seed
+        floor=int(bool(floor)),
     )
 
 
@@ -344,7 +351,10 @@ class SampledCFRSolver:
     both give identical runs, and policies and checkpoints use vector CFR's layout);
     ``threads`` > 1 runs Hogwild threads that share them, each with its own RNG stream
     seeded from ``seed``. ``stratify``: deal without replacement when the game's deals
-    can be listed (:data:`LIST_DEALS_UP_TO`). Subclasses fix the kernel configuration.
+    can be listed (:data:`LIST_DEALS_UP_TO`). ``floor``: keep cumulative regrets at or
+    above 0 after every update (as regret-matching+ does; Tammelin 2014, Eq. 3's floor).
+    A problem with ``cards`` (:mod:`solver.dealt`) deals from the deck instead of its
+    chance layer. Subclasses fix the kernel configuration.
     """
 
     algorithm = ""
@@ -360,6 +370,7 @@ class SampledCFRSolver:
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
         layout: str = "bucket",
+        floor: bool = False,
     ) -> None:
         if dtype not in _DTYPES:
             raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
@@ -375,7 +386,10 @@ class SampledCFRSolver:
         prefetch = 0
         if problem.size > PREFETCH_ABOVE:
             prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if layout == "bucket" else SK.PF_CHILDREN)
-        self.config = config._replace(prefetch=prefetch, chance_key=chance_key(seed))
+        self.config = config._replace(
+            prefetch=prefetch, chance_key=chance_key(seed), floor=int(bool(floor))
+        )
+        self.floor = bool(floor)
         # The kernel's plain variant where the configuration allows it (see its docstring).
         plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
         self._general: int | None = None if plain and config.close == 0.0 else 1
@@ -391,7 +405,9 @@ class SampledCFRSolver:
         # (a 1.6 GB table spent minutes faulting), against ~0.5 s for one sequential pass.
         self.regrets = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
         self.avg_sums = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
-        self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify else 0)
+        # A dealt problem (no chance layer: :mod:`solver.dealt`) deals from the deck.
+        self._cards = problem.cards if problem.cards is not None else no_cards()
+        self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify and problem.cards is None else 0)
         self._scratch = _scratch(
             problem, seed_streams(self.seed, self.threads), self._deal.deals.shape[0]
         )
@@ -426,7 +442,16 @@ class SampledCFRSolver:
 
     def options(self) -> dict[str, Any]:
         """The settings that define the run (recorded in checkpoints)."""
-        return {"averaging": self.averaging.value, "dtype": self.dtype, "stratify": self.stratify}
+        out: dict[str, Any] = {
+            "averaging": self.averaging.value,
+            "dtype": self.dtype,
+            "stratify": self.stratify,
+        }
+        if self.floor:  # recorded only when set: older checkpoints have no such key
+            out["floor"] = True
+        if self.problem.cards is not None:
+            out["deals"] = "dealt"
+        return out
 
     def iterate(self, iterations: int = 1) -> int:
         """Run ``iterations`` more iterations; return the nodes they touched (every
@@ -463,6 +488,7 @@ class SampledCFRSolver:
                     p.ktree,
                     lay,
                     self._deal,
+                    self._cards,
                     g,
                     self.regrets,
                     self.avg_sums,
@@ -485,6 +511,7 @@ class SampledCFRSolver:
                     p.ktree,
                     lay,
                     self._deal,
+                    self._cards,
                     g,
                     self.regrets,
                     self.avg_sums,

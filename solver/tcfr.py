@@ -291,6 +291,7 @@ class TargetedCFRSolver(SampledCFRSolver):
         averaging: Averaging | str = Averaging.UNIFORM,
         stratify: bool = True,
         layout: str = "bucket",
+        floor: bool = False,
     ) -> None:
         n_streets = problem.tree.n_streets
         if targeting is None:
@@ -321,6 +322,7 @@ class TargetedCFRSolver(SampledCFRSolver):
             averaging=averaging,
             stratify=stratify,
             layout=layout,
+            floor=floor,
         )
 
     def options(self) -> dict[str, Any]:

@@ -1,0 +1,232 @@
+"""Training without a chance layer: the sampled algorithms deal from the deck.
+
+A chance layer (:mod:`solver.chance`) lists every board and every hand: on full hold'em
+that is terabytes, with or without a card abstraction. The sampled algorithms (external
+and outcome sampling, Targeted CFR) need none of it: each iteration deals both players'
+hole cards and the board from the deck (the iteration's own counter-based stream, so a
+deal does not depend on threads or batches), indexes each player's hand per street
+with the suit-isomorphic hand indexer (Waugh 2013) and reads its bucket from the card
+abstraction's memory-mapped table, or takes the index itself as the bucket (lossless
+canonical classes), and ranks both hands once for the showdown. The kernel is the one
+of :mod:`solver._sampling_kernels` (:class:`~solver._sampling_kernels.KCards`).
+
+:func:`make_dealt_problem` builds the :class:`~solver.problem.Problem` such a run trains
+on: the betting tree, bucket counts and table layout of the listed problem (so a
+policy trained here is addressed exactly as one trained on the chance layer, and
+exact best response can evaluate it where the chance layer can be built), and an empty
+chance layer. :func:`uses_dealing` says which problem a training run gets.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from abstraction.betting import BettingAbstraction
+from poker.cards import deck_cards
+from poker.game import Game
+
+from ._kernels import KChance
+from ._sampling_kernels import MAX_STREETS, KCards
+from . import chance as _chance
+from .chance import Chance, num_deals
+from .problem import Problem, as_game, check_card_abstraction
+from .tree import build_tree, table_offsets
+
+if TYPE_CHECKING:
+    from abstraction.card_abstraction import CardAbstraction
+
+__all__ = [
+    "SAMPLED_ALGORITHMS",
+    "build_cards",
+    "make_dealt_problem",
+    "make_training_problem",
+    "no_cards",
+    "uses_dealing",
+]
+
+#: The algorithms that can train without a chance layer.
+SAMPLED_ALGORITHMS = ("es", "os", "tcfr")
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view (tables are typed read-only in the kernel: one compile for
+    memory-mapped and in-memory tables alike)."""
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+@lru_cache(maxsize=1)
+def no_cards() -> KCards:
+    """The bundle of a listed problem (``dealt`` 0): placeholders of the right types."""
+    return KCards(
+        dealt=0,
+        deck=np.zeros(1, np.int64),
+        hole=0,
+        n_board=0,
+        ix=tuple(np.zeros(1, np.int64) for _ in range(MAX_STREETS)),
+        ix_round=np.zeros(MAX_STREETS, np.int64),
+        has_table=np.zeros(MAX_STREETS, np.int64),
+        table=tuple(_readonly(np.zeros(1, np.uint16)) for _ in range(MAX_STREETS)),
+        pairs=tuple(np.zeros((1, 1), np.int32) for _ in range(MAX_STREETS)),
+        history=0,
+    )
+
+
+def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCards:
+    """The dealing bundle of ``game``: lossless canonical classes (each street's cards a
+    group of the indexer, :func:`solver.chance.lossless_indexer`) or ``abstraction``'s
+    buckets, from its tables (memory-mapped as loaded; no table is read here).
+
+    Raises ``ValueError`` if the abstraction has no tables attached (``pokerbot
+    abstract`` writes them) or the game has more than four streets.
+    """
+    n_s = game.num_rounds
+    if n_s > MAX_STREETS:
+        raise ValueError(f"{game.name or 'the game'} has {n_s} betting rounds; at most {MAX_STREETS}")
+    pad_ix = np.zeros(1, np.int64)
+    ix: list[np.ndarray] = []
+    rounds = np.zeros(MAX_STREETS, np.int64)
+    has_table = np.zeros(MAX_STREETS, np.int64)
+    tables: list[np.ndarray] = []
+    pairs: list[np.ndarray] = []
+    history = 0
+    if abstraction is None:
+        indexer, per_street = _chance.lossless_indexer(game)
+        for s in range(n_s):
+            ix.append(np.ascontiguousarray(indexer.tables, np.int64))
+            rounds[s] = per_street[s]
+    else:
+        check_card_abstraction(game, abstraction)
+        history = int(abstraction.history)
+        raw = [abstraction.table(s) for s in range(n_s)]  # ValueError without tables
+        wide = any(t.dtype.itemsize > 2 or t.dtype.kind == "i" and t.dtype.itemsize == 2 for t in raw)
+        dtype = np.int32 if wide else np.uint16
+        for s in range(n_s):
+            indexer = abstraction.indexer(s)
+            ix.append(np.ascontiguousarray(indexer.tables, np.int64))
+            rounds[s] = indexer.num_rounds - 1
+            has_table[s] = 1
+            t = raw[s]
+            tables.append(_readonly(t if t.dtype == dtype else t.astype(dtype)))
+            pm = abstraction.pair_map(s) if history else None
+            pairs.append(np.ascontiguousarray(pm if pm is not None else np.zeros((1, 1)), np.int32))
+    pad_table = _readonly(np.zeros(1, tables[0].dtype if tables else np.uint16))
+    while len(ix) < MAX_STREETS:
+        ix.append(pad_ix)
+    while len(tables) < MAX_STREETS:
+        tables.append(pad_table)
+    while len(pairs) < MAX_STREETS:
+        pairs.append(np.zeros((1, 1), np.int32))
+    return KCards(
+        dealt=1,
+        deck=np.asarray(deck_cards(game.num_ranks, game.num_suits), np.int64),
+        hole=int(game.num_hole_cards),
+        n_board=int(sum(game.num_board_cards)),
+        ix=tuple(ix),
+        ix_round=rounds,
+        has_table=has_table,
+        table=tuple(tables),
+        pairs=tuple(pairs),
+        history=history,
+    )
+
+
+def _empty_chance(game: Game, counts: tuple[int, ...], lossless: bool) -> Chance:
+    """A chance layer with bucket counts and nothing listed (what the sampled kernel and
+    regret matching read of it)."""
+    n_s = game.num_rounds
+    k = game.num_hole_cards
+    i4 = np.int32
+    kernel = KChance(
+        hand_cards=np.zeros((0, k), i4),
+        bs_child=np.zeros(0, i4),
+        bs_n_child=np.zeros(0, i4),
+        root_states=np.zeros(0, i4),
+        bucket=np.zeros((0, 0), i4),
+        n_buckets=np.asarray(counts, np.int64),
+        sd_first=0,
+        sd_order=np.zeros((0, 0), i4),
+        sd_key=np.zeros((0, 0), np.int64),
+        sd_len=np.zeros(0, i4),
+        n_cards=int(game.deck_size),
+        weight=np.array([1.0 / num_deals(game, s) for s in range(n_s)]),
+    )
+    return Chance(
+        game=game,
+        deck=tuple(deck_cards(game.num_ranks, game.num_suits)),
+        hands=np.zeros((0, k), i4),
+        board_street=np.zeros(0, np.int8),
+        board_cards=np.zeros((0, max(1, sum(game.num_board_cards))), i4),
+        n_buckets=counts,
+        lossless=lossless,
+        kernel=kernel,
+    )
+
+
+def make_dealt_problem(
+    game: Game | str | Path,
+    betting: BettingAbstraction | str | None = None,
+    *,
+    abstraction: CardAbstraction | None = None,
+) -> Problem:
+    """The problem of ``game`` (with ``betting`` and lossless canonical buckets or
+    ``abstraction``'s) for the sampled algorithms, without a chance layer.
+
+    Its tree, bucket counts, offsets and size are those :func:`solver.problem.make_problem`
+    gives for the same arguments; ``problem.cards`` is the dealing bundle.
+    """
+    g = as_game(game)
+    tree = build_tree(g, betting)
+    if abstraction is not None:
+        check_card_abstraction(g, abstraction)
+        counts = tuple(int(c) for c in abstraction.bucket_counts)
+    else:
+        indexer, per_street = _chance.lossless_indexer(g)
+        counts = tuple(int(indexer.count(r)) for r in per_street)
+    cards = build_cards(g, abstraction)
+    offset, size = table_offsets(tree, counts)
+    return Problem(
+        tree=tree,
+        chance=_empty_chance(g, counts, abstraction is None),
+        offset=offset,
+        size=size,
+        ktree=tree.kernel(offset),
+        abstraction=abstraction,
+        cards=cards,
+    )
+
+
+def uses_dealing(game: Game, algorithm: str) -> bool:
+    """Whether a training run of ``algorithm`` on ``game`` deals from the deck: a sampled
+    algorithm on a game whose deals are too many to list (small games keep the chance
+    layer, whose deals the sampled kernel draws without replacement: less variance)."""
+    from .sampled import LIST_DEALS_UP_TO  # imported late: sampled imports this module
+
+    return algorithm in SAMPLED_ALGORITHMS and num_deals(game) > LIST_DEALS_UP_TO
+
+
+def make_training_problem(
+    game: Game | str | Path,
+    betting: BettingAbstraction | str | None,
+    algorithm: str,
+    *,
+    abstraction: CardAbstraction | None = None,
+    deal: bool | None = None,
+) -> Problem:
+    """The problem a training run of ``algorithm`` uses: dealt (:func:`make_dealt_problem`)
+    when ``deal`` is True, or by default when :func:`uses_dealing`; else listed."""
+    from .problem import make_problem
+
+    g = as_game(game)
+    if deal is None:
+        deal = uses_dealing(g, algorithm)
+    if deal:
+        if algorithm not in SAMPLED_ALGORITHMS:
+            raise ValueError(f"{algorithm} needs the chance layer; only {', '.join(SAMPLED_ALGORITHMS)} deal")
+        return make_dealt_problem(g, betting, abstraction=abstraction)
+    return make_problem(g, betting, abstraction=abstraction)
