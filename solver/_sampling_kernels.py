@@ -39,6 +39,7 @@ calls or threads.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -143,6 +144,31 @@ class KCards(NamedTuple):
 
 #: Betting rounds of an ACPC game at most (the protocol allows four).
 MAX_STREETS = 4
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view (tables are typed read-only in the kernel: one compile for
+    memory-mapped and in-memory tables alike)."""
+    v = np.asarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+@lru_cache(maxsize=1)
+def no_cards() -> KCards:
+    """The bundle of a listed problem (``dealt`` 0): placeholders of the right types."""
+    return KCards(
+        dealt=0,
+        deck=np.zeros(1, np.int64),
+        hole=0,
+        n_board=0,
+        ix=tuple(np.zeros(1, np.int64) for _ in range(MAX_STREETS)),
+        ix_round=np.zeros(MAX_STREETS, np.int64),
+        has_table=np.zeros(MAX_STREETS, np.int64),
+        table=tuple(readonly(np.zeros(1, np.uint16)) for _ in range(MAX_STREETS)),
+        pairs=tuple(np.zeros((1, 1), np.int32) for _ in range(MAX_STREETS)),
+        history=0,
+    )
 
 
 class KConfig(NamedTuple):
@@ -289,6 +315,74 @@ def _sample_prob(
     return q
 
 
+@njit(cache=True, inline="always")
+def _deal_cards(cs: np.uint64, deck: np.ndarray, hole: int, n_dealt: int, pc: np.ndarray) -> np.uint64:
+    """Deal ``n_dealt`` distinct cards of ``deck`` uniformly from the stream state ``cs``
+    (rejection on a bit set of deck positions): player 0's ``hole`` cards, player 1's,
+    then the board in dealing order. ``pc[p]`` gets player p's hole cards followed by
+    the board. Returns the stream's next state."""
+    n_deck = deck.shape[0]
+    used = 0
+    for i in range(n_dealt):
+        while True:
+            cs, u = _uniform(cs)
+            x = _below(u, n_deck)
+            if not (used >> x) & 1:
+                break
+        used |= 1 << x
+        card = deck[x]
+        if i < hole:
+            pc[0, i] = card
+        elif i < 2 * hole:
+            pc[1, i - hole] = card
+        else:
+            pc[0, i - hole] = card
+            pc[1, i - hole] = card
+    return cs
+
+
+#: Stages of :func:`deal_costs` (each includes the ones before it).
+STAGE_DEAL = 0
+STAGE_INDEX = 1
+STAGE_LOOKUP = 2
+STAGE_SHOWDOWN = 3
+
+
+@njit(cache=True, nogil=True)
+def deal_costs(cd: KCards, key: np.uint64, count: int, n_streets: int, stage: int, pc: np.ndarray) -> int:
+    """Deal ``count`` hands as :func:`run_iterations` does, up to ``stage`` (deal; then
+    index each player's hand per street; then read the buckets; then rank both hands),
+    and return a checksum of what was computed. For timing each part of a dealt
+    iteration: the differences between stages are their costs. As in the training
+    kernel, a deal's table lines are prefetched when it is indexed and read one deal
+    later."""
+    acc = 0
+    prev = np.zeros((2, MAX_STREETS), np.int64)
+    for it in range(count):
+        cs = _deal_cards(_chance_state(key, it), cd.deck, cd.hole, 2 * cd.hole + cd.n_board, pc)
+        acc += pc[0, 0]
+        if stage < STAGE_INDEX:
+            continue
+        for p in range(2):
+            row = pc[p]
+            hb = 0
+            for s in range(n_streets):
+                if stage >= STAGE_LOOKUP and it > 0:
+                    own = int(cd.table[s][prev[p, s]]) if cd.has_table[s] else prev[p, s]
+                    hb = cd.pairs[s][hb, own] if cd.history and s > 0 else own
+                    acc += hb
+                ix = index_hand_njit(cd.ix[s], row, cd.ix_round[s])
+                acc += ix
+                prev[p, s] = ix
+                if stage >= STAGE_LOOKUP and cd.has_table[s]:
+                    _prefetch_read(cd.table[s], ix)  # type: ignore[call-arg]
+        if stage >= STAGE_SHOWDOWN:
+            n = cd.hole + cd.n_board
+            acc += rank_cards(pc[0], n) - rank_cards(pc[1], n)
+        acc += int(cs & np.uint64(1))
+    return acc
+
+
 @njit(cache=True, nogil=True)
 def run_iterations(
     t: KTree,
@@ -360,7 +454,6 @@ def run_iterations(
     pc = sc.pc
     dealt = cd.dealt
     deck = cd.deck
-    n_deck = deck.shape[0]
     c_hole = cd.hole
     c_board = cd.n_board
     n_dealt = 2 * c_hole + c_board
@@ -435,22 +528,7 @@ def run_iterations(
             if dealt:
                 # Both players' hole cards, then the board in dealing order: distinct
                 # cards drawn uniformly (rejection on a bit set of deck positions).
-                used = 0
-                for i in range(n_dealt):
-                    while True:
-                        cs, u = _uniform(cs)
-                        x = _below(u, n_deck)
-                        if not (used >> x) & 1:
-                            break
-                    used |= 1 << x
-                    card = deck[x]
-                    if i < c_hole:
-                        pc[0, i] = card
-                    elif i < 2 * c_hole:
-                        pc[1, i - c_hole] = card
-                    else:
-                        pc[0, i - c_hole] = card
-                        pc[1, i - c_hole] = card
+                cs = _deal_cards(cs, deck, c_hole, n_dealt, pc)
                 for p in range(2):
                     row = pc[p]
                     for s in range(n_streets):

@@ -19,7 +19,6 @@ chance layer. :func:`uses_dealing` says which problem a training run gets.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,10 +29,11 @@ from poker.cards import deck_cards
 from poker.game import Game
 
 from ._kernels import KChance
-from ._sampling_kernels import MAX_STREETS, KCards
+from ._sampling_kernels import MAX_STREETS, KCards, no_cards, readonly
 from . import chance as _chance
 from .chance import Chance, num_deals
 from .problem import Problem, as_game, check_card_abstraction
+from .sampled import LIST_DEALS_UP_TO
 from .tree import build_tree, table_offsets
 
 if TYPE_CHECKING:
@@ -50,31 +50,6 @@ __all__ = [
 
 #: The algorithms that can train without a chance layer.
 SAMPLED_ALGORITHMS = ("es", "os", "tcfr")
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view (tables are typed read-only in the kernel: one compile for
-    memory-mapped and in-memory tables alike)."""
-    v = np.asarray(a).view()
-    v.flags.writeable = False
-    return v
-
-
-@lru_cache(maxsize=1)
-def no_cards() -> KCards:
-    """The bundle of a listed problem (``dealt`` 0): placeholders of the right types."""
-    return KCards(
-        dealt=0,
-        deck=np.zeros(1, np.int64),
-        hole=0,
-        n_board=0,
-        ix=tuple(np.zeros(1, np.int64) for _ in range(MAX_STREETS)),
-        ix_round=np.zeros(MAX_STREETS, np.int64),
-        has_table=np.zeros(MAX_STREETS, np.int64),
-        table=tuple(_readonly(np.zeros(1, np.uint16)) for _ in range(MAX_STREETS)),
-        pairs=tuple(np.zeros((1, 1), np.int32) for _ in range(MAX_STREETS)),
-        history=0,
-    )
 
 
 def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCards:
@@ -112,10 +87,10 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
             rounds[s] = indexer.num_rounds - 1
             has_table[s] = 1
             t = raw[s]
-            tables.append(_readonly(t if t.dtype == dtype else t.astype(dtype)))
+            tables.append(readonly(t if t.dtype == dtype else t.astype(dtype)))
             pm = abstraction.pair_map(s) if history else None
             pairs.append(np.ascontiguousarray(pm if pm is not None else np.zeros((1, 1)), np.int32))
-    pad_table = _readonly(np.zeros(1, tables[0].dtype if tables else np.uint16))
+    pad_table = readonly(np.zeros(1, tables[0].dtype if tables else np.uint16))
     while len(ix) < MAX_STREETS:
         ix.append(pad_ix)
     while len(tables) < MAX_STREETS:
@@ -205,8 +180,6 @@ def uses_dealing(game: Game, algorithm: str) -> bool:
     """Whether a training run of ``algorithm`` on ``game`` deals from the deck: a sampled
     algorithm on a game whose deals are too many to list (small games keep the chance
     layer, whose deals the sampled kernel draws without replacement: less variance)."""
-    from .sampled import LIST_DEALS_UP_TO  # imported late: sampled imports this module
-
     return algorithm in SAMPLED_ALGORITHMS and num_deals(game) > LIST_DEALS_UP_TO
 
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from . import _kernels as K
 from . import _sampling_kernels as SK
-from .dealt import no_cards
 from .problem import Problem
 from .strategy import Strategy
 
@@ -406,7 +405,7 @@ class SampledCFRSolver:
         self.regrets = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
         self.avg_sums = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
         # A dealt problem (no chance layer: :mod:`solver.dealt`) deals from the deck.
-        self._cards = problem.cards if problem.cards is not None else no_cards()
+        self._cards = problem.cards if problem.cards is not None else SK.no_cards()
         self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify and problem.cards is None else 0)
         self._scratch = _scratch(
             problem, seed_streams(self.seed, self.threads), self._deal.deals.shape[0]

@@ -39,10 +39,16 @@ def _uniform_exploitability(problem) -> float:
 
 
 def _last_deal(solver) -> tuple[int, ...]:
-    """The deal of the last iteration, read from the scratch space: each player's
-    lossless bucket on the last street names its hand and the board."""
-    bk = solver._scratch.bk[0]
-    return int(bk[0, -1]), int(bk[1, -1])
+    """The deal (last board state, hand 0, hand 1) of the last iteration of a one-iteration
+    call, read from the scratch space: the listed deal the cursor passed, or the deal the
+    look-ahead drew into its first slot."""
+    sc = solver._scratch
+    deals = solver._deal.deals
+    if deals.shape[0]:
+        row = sc.order[0][(int(sc.cursor[0, 0]) - 1) % deals.shape[0]]
+        return tuple(int(x) for x in deals[row])
+    n_s = solver.problem.tree.n_streets
+    return tuple(int(x) for x in sc.ahead[0][0, n_s - 1 : n_s + 2])
 
 
 @pytest.mark.parametrize("game", ["kuhn.limit.2p", "leduc.limit.2p", TWO_CARD_LEDUC])

@@ -1,0 +1,155 @@
+"""Training that deals from the deck (solver.dealt): the kernel's deals, buckets and
+showdowns against the card abstraction and the evaluator, the dealing distribution, and
+agreement with training on the listed chance layer."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
+from poker.evaluator import evaluate
+from poker.game import load_game
+from solver.algorithms import make_training_solver
+from solver.best_response import exploitability
+from solver.dealt import make_dealt_problem, make_training_problem, uses_dealing
+from solver.problem import make_problem
+from solver.strategy import Strategy
+
+SHORT20 = "holdem.nolimit.2p.short20"
+
+
+@pytest.fixture(scope="module")
+def short20_abs(tmp_path_factory: pytest.TempPathFactory) -> CardAbstraction:
+    d = tmp_path_factory.mktemp("short20")
+    return build_abstraction(SHORT20, AbstractionParams((6, 12, 12, 12), seed=2), d).abstraction
+
+
+@pytest.fixture(scope="module")
+def short20_hist(tmp_path_factory: pytest.TempPathFactory) -> CardAbstraction:
+    d = tmp_path_factory.mktemp("short20h")
+    return build_abstraction(SHORT20, AbstractionParams((6, 8, 8, 8), history=True), d).abstraction
+
+
+def _deal_once(solver, seed_iteration: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Run iteration ``seed_iteration`` alone; return its cards (per player: hole, then
+    board), its buckets per player and street, and player 0's showdown result."""
+    solver.iterations = seed_iteration
+    solver.iterate(1)  # one iteration per call: the scratch holds that deal
+    sc = solver._scratch
+    return sc.pc[0].copy(), sc.bk[0].copy(), float(sc.res_ahead[0, 0])
+
+
+@pytest.mark.parametrize("which", ["plain", "history"])
+def test_dealt_buckets_and_showdowns_match_the_abstraction(which, short20_abs, short20_hist) -> None:
+    ab = short20_abs if which == "plain" else short20_hist
+    game = ab.game
+    problem = make_dealt_problem(game, "1p,cap1", abstraction=ab)
+    solver = make_training_solver(problem, "es", seed=5)
+    hole = game.num_hole_cards
+    through = np.cumsum(game.num_board_cards)
+    for it in range(150):
+        cards, bk, res = _deal_once(solver, it)
+        assert len(set(cards[0].tolist()) | set(cards[1, :hole].tolist())) == hole * 2 + through[-1]
+        for p in range(2):
+            for s in range(game.num_rounds):
+                want = ab.lookup(cards[p, :hole], cards[p, hole : hole + through[s]], s)
+                assert bk[p, s] == want, (it, p, s)
+        r0, r1 = evaluate(cards[0].tolist()), evaluate(cards[1].tolist())
+        assert res == (1.0 if r0 > r1 else -1.0 if r0 < r1 else 0.0)
+
+
+def test_dealt_cards_are_uniform_and_thread_independent(short20_abs) -> None:
+    game = short20_abs.game
+    problem = make_dealt_problem(game, "1p,cap1", abstraction=short20_abs)
+    solver = make_training_solver(problem, "es", seed=9)
+    hole = game.num_hole_cards
+    k = 2 * hole + sum(game.num_board_cards)  # cards per deal
+    seen: Counter[int] = Counter()
+    first: list[list[int]] = []
+    n = 1200
+    for it in range(n):
+        cards, _, _ = _deal_once(solver, it)
+        row = cards[0].tolist() + cards[1, :hole].tolist()
+        seen.update(row)
+        if it < 5:
+            first.append(row)
+    # k cards of 20 per deal: each card is dealt with probability k/20
+    expect = n * k / 20
+    sd = (n * k / 20 * (20 - k) / 20) ** 0.5
+    assert set(seen) == set(problem.cards.deck.tolist())
+    assert all(abs(c - expect) < 5 * sd for c in seen.values()), seen
+    # iteration t deals the same cards whatever ran before it
+    again = make_training_solver(problem, "es", seed=9)
+    for it in (4, 0, 2):
+        cards, _, _ = _deal_once(again, it)
+        assert cards[0].tolist() + cards[1, :hole].tolist() == first[it]
+
+
+def test_uses_dealing_only_for_sampled_algorithms_on_large_games() -> None:
+    assert uses_dealing(load_game(SHORT20), "tcfr")
+    assert uses_dealing(load_game("holdem.nolimit.2p.reverse_blinds"), "es")
+    assert not uses_dealing(load_game("leduc.limit.2p"), "es")
+    assert not uses_dealing(load_game(SHORT20), "cfr+")
+    with pytest.raises(ValueError, match="chance layer"):
+        make_training_problem("leduc.limit.2p", None, "cfr", deal=True)
+
+
+def test_full_deck_problem_needs_no_chance_layer() -> None:
+    # lossless canonical classes of the full deck: built without listing anything
+    p = make_training_problem("holdem.nolimit.2p.reverse_blinds", "1p,cap1", "tcfr")
+    assert p.cards is not None and p.chance.n_hands == 0
+    assert p.chance.n_buckets[0] == 169
+    assert len(p.tree.decision_nodes()) == 160
+
+
+def _exploitability(listed, solver) -> float:
+    """Real-game exploitability of ``solver``'s average strategy, evaluated on ``listed``
+    (the same tables: a dealt problem has the listed one's layout)."""
+    return exploitability(None, Strategy(listed, solver.average_policy(), solver.iterations, "es")).exploitability
+
+
+def test_dealt_and_listed_training_agree_on_short20(short20_abs) -> None:
+    listed = make_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
+    dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
+    assert (dealt.size, dealt.offset.tolist()) == (listed.size, listed.offset.tolist())
+    got = {}
+    for name, problem in (("listed", listed), ("dealt", dealt)):
+        s = make_training_solver(problem, "es", seed=3)
+        s.iterate(300_000)
+        got[name] = _exploitability(listed, s)
+    # the same band (seed to seed, external sampling varies by about 10% here)
+    assert 0.75 < got["dealt"] / got["listed"] < 1.33, got
+
+
+def test_dealt_and_listed_training_agree_on_leduc() -> None:
+    listed = make_problem("leduc.limit.2p")
+    dealt = make_dealt_problem("leduc.limit.2p")
+    assert dealt.size == listed.size
+    got = {}
+    for name, problem in (("listed", listed), ("dealt", dealt)):
+        s = make_training_solver(problem, "es", seed=4, stratify=False)
+        s.iterate(200_000)
+        got[name] = _exploitability(listed, s)
+    assert got["dealt"] < 0.05
+    assert 0.6 < got["dealt"] / got["listed"] < 1.6, got
+
+
+def test_regret_floor_keeps_regrets_non_negative(short20_abs) -> None:
+    dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
+    plain = make_training_solver(dealt, "tcfr", seed=1)
+    floored = make_training_solver(dealt, "tcfr", seed=1, floor=True)
+    for s in (plain, floored):
+        s.iterate(50_000)
+    assert plain.regrets.min() < 0
+    assert floored.regrets.min() == 0.0 and floored.regrets.max() > 0
+    assert floored.options()["floor"] is True and "floor" not in plain.options()
+
+
+def test_dealt_threads_share_the_tables(short20_abs) -> None:
+    dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
+    s = make_training_solver(dealt, "tcfr", seed=2, threads=2)
+    s.iterate(20_000)
+    assert s.iterations == 20_000 and np.abs(s.avg_sums).sum() > 0
