@@ -153,3 +153,22 @@ def test_dealt_threads_share_the_tables(short20_abs) -> None:
     s = make_training_solver(dealt, "tcfr", seed=2, threads=2)
     s.iterate(20_000)
     assert s.iterations == 20_000 and np.abs(s.avg_sums).sum() > 0
+
+
+def test_dealt_run_resumes_bit_identically_from_a_checkpoint(tmp_path, short20_abs) -> None:
+    from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+
+    dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
+    whole = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+    whole.iterate(30_000)
+    part = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+    path = tmp_path / "run.ckpt"
+    for n in (7_001, 11_000):
+        part.iterate(n)
+        save_checkpoint(path, part)
+        part = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+        restore_checkpoint(part, load_checkpoint(path))
+    part.iterate(30_000 - part.iterations)
+    assert np.array_equal(part.regrets, whole.regrets)
+    assert np.array_equal(part.avg_sums, whole.avg_sums)
+    assert part.nodes == whole.nodes

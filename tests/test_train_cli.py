@@ -10,7 +10,10 @@ import pytest
 
 from agent.cli import main
 from agent.progress import Progress
+from solver.algorithms import make_solver
+from solver.best_response import exploitability
 from solver.checkpoint import load_checkpoint
+from solver.problem import make_problem
 from solver.strategy_io import load_strategy
 
 
@@ -39,16 +42,18 @@ def test_help_has_examples(argv, capsys):
 def test_tree_report(capsys):
     assert main(["tree", "leduc.limit.2p", "--json"]) == 0
     doc = _json(capsys)
-    assert (doc["nodes"], doc["infosets"], doc["entries"]) == (90, 936, 2184)
-    assert doc["buckets"] == [6, 30] and doc["lossless"]
+    # lossless buckets are suit classes: 3 private cards; 3 pairs + 6 ordered rank pairs
+    # x (suited, offsuit) on the flop
+    assert (doc["nodes"], doc["infosets"], doc["entries"]) == (90, 468, 1092)
+    assert doc["buckets"] == [3, 15] and doc["lossless"]
     assert doc["streets"][1]["decisions"] == [15, 15]
-    assert doc["memory"]["cfr_bytes"] == 24 * 2184
-    assert doc["memory"]["sampled_float32_bytes"] == 8 * 2184
+    assert doc["memory"]["cfr_bytes"] == 24 * 1092
+    assert doc["memory"]["sampled_float32_bytes"] == 8 * 1092
     assert main(["tree", "holdem.nolimit.2p.short20", "--betting", "1p,cap1"]) == 0
     text = capsys.readouterr().out
-    assert "205,201,710" in text and "GiB" in text
+    assert "9,623,025" in text and "chance tables" in text
     assert main(["tree", "leduc.limit.2p", "--buckets", "3,4", "--json"]) == 0
-    assert _json(capsys)["entries"] == 84 // 6 * 3 + 2100 // 30 * 4
+    assert _json(capsys)["entries"] == 42 // 3 * 3 + 1050 // 15 * 4
 
 
 @pytest.mark.parametrize(
@@ -85,14 +90,19 @@ def test_train_cfr_plus_and_eval(tmp_path, capsys):
     assert "mbb/g" in capsys.readouterr().out
 
 
-def test_train_history_form_gives_openspiel_figures(tmp_path, capsys):
-    # The oracle's CFR+ figure at N=200 on Leduc, from the command line.
+def test_train_history_form_runs_the_history_solver(tmp_path, capsys):
+    # The command line's history form is the library's history-form CFR+ on the
+    # lossless (suit class) problem; tests/test_cfr.py checks that solver against
+    # OpenSpiel's figures on OpenSpiel's own (raw card) information sets.
     out = tmp_path / "leduc.strategy"
     argv = ["train", "leduc.limit.2p", "--algo", "cfr+", "--form", "history"]
     assert main([*argv, "--iterations", "200", "--out", str(out), "--json", "--quiet"]) == 0
     doc = _json(capsys)
     assert doc["options"] == {"form": "history"} and doc["iterations"] == 200
-    assert doc["exploitability"] == pytest.approx(0.00496312955, abs=1e-9)
+    solver = make_solver(make_problem("leduc.limit.2p"), "cfr+", form="history")
+    solver.iterate(200)
+    want = exploitability(None, solver.average_strategy()).exploitability
+    assert doc["exploitability"] == pytest.approx(want, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -333,3 +343,30 @@ def test_eval_errors(tmp_path, capsys):
     (tmp_path / "junk.strategy").write_bytes(b"\x00\x01junk")
     assert main(["eval", "exploitability", "kuhn.limit.2p", str(tmp_path / "junk.strategy")]) == 2
     assert _error(capsys).startswith("pokerbot eval: error:")
+
+
+def test_train_deals_without_a_chance_layer_and_refuses_what_cannot_fit(tmp_path, capsys):
+    # full hold'em with lossless buckets: terabytes of tables, refused before anything runs
+    out = tmp_path / "fd.strategy"
+    argv = ["train", "holdem.nolimit.2p.reverse_blinds", "--betting", "1p,cap1", "--algo", "tcfr"]
+    assert main([*argv, "--iterations", "10", "--out", str(out), "--quiet"]) == 2
+    line = _error(capsys)
+    assert "does not fit" in line or "needs" in line, line
+    assert "TiB" in line and not out.exists()
+
+
+def test_train_short20_deals_with_a_regret_floor(tmp_path, capsys):
+    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+
+    ab = tmp_path / "abs"
+    build_abstraction("holdem.nolimit.2p.short20", AbstractionParams((5, 8, 8, 8)), ab)
+    out = tmp_path / "s20.strategy"
+    argv = ["train", "holdem.nolimit.2p.short20", "--betting", "a", "--abstraction", str(ab)]
+    argv += ["--algo", "es", "--iterations", "100000", "--regret-floor", "--seed", "2"]
+    assert main([*argv, "--out", str(out), "--json", "--quiet"]) == 0
+    doc = _json(capsys)
+    assert doc["options"]["deals"] == "dealt" and doc["options"]["floor"] is True
+    assert doc["options"]["dtype"] == "float32"
+    # evaluated exactly on the listed game: far below the uniform strategy's
+    assert 0 < doc["real_mbb_per_game"] < 20_000
+    assert load_strategy(out).iterations == 100_000

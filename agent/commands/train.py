@@ -28,6 +28,8 @@ from solver.best_response import (
 from solver.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
 from solver.chance import lossless_bucket_counts
 from solver.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.dealt import make_training_problem
+from solver.memory import check_fits, estimate_training_memory
 from solver.problem import make_problem
 from solver.sampled import SampledCFRSolver
 from solver.strategy import Strategy
@@ -77,6 +79,7 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "targeting": ("str", None),
     "epsilon": ("float", None),
     "importance": ("bool", None),
+    "regret_floor": ("bool", None),
     "close_threshold": ("float", None),
     "pure": ("bool", None),
     "checkpoint": ("path", None),
@@ -95,6 +98,7 @@ DEFAULTS: dict[str, Any] = {
     "averaging": "uniform",
     "form": "vector",
     "importance": False,
+    "regret_floor": False,
     "pure": False,
     "final_eval": False,
 }
@@ -136,7 +140,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
-            "precision, averaging, form, targeting, epsilon, importance, close_threshold, "
+            "precision, averaging, regret_floor, form, targeting, epsilon, importance, close_threshold, "
             "pure, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
             "Options on the command line override the file. Relative paths in the file "
             "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
@@ -238,6 +242,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="average-strategy weights of es/os/tcfr (default uniform)",
     )
     p.add_argument(
+        "--regret-floor",
+        action="store_true",
+        default=None,
+        help="es/os/tcfr: keep cumulative regrets at or above 0 (as regret-matching+ does)",
+    )
+    p.add_argument(
         "--form",
         choices=FORMS,
         help="cfr/cfr+: vector (default) or history: one walk per deal, repeating "
@@ -310,9 +320,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _options(
-    args: argparse.Namespace, size: int, resumed: Checkpoint | None = None
-) -> dict[str, Any]:
+def _table_dtype(args: argparse.Namespace, resumed: Checkpoint | None = None) -> str:
+    """The tables' dtype: vector CFR's are float64; ``--dtype auto`` is float32 for the
+    sampled algorithms, or the dtype of the run ``resumed`` continues."""
+    if args.algo not in _SAMPLED:
+        return "float64"
+    if args.dtype != "auto":
+        return str(args.dtype)
+    if resumed is not None and resumed.options.get("dtype") in ("float32", "float64"):
+        return str(resumed.options["dtype"])
+    return "float32"
+
+
+def _options(args: argparse.Namespace, resumed: Checkpoint | None = None) -> dict[str, Any]:
     """Constructor options of the chosen algorithm; options of other algorithms are errors.
     ``--dtype auto`` is float32 for the sampled algorithms, or the dtype of the run
     ``resumed`` continues (checkpoints of float64 runs resume as such)."""
@@ -326,6 +346,7 @@ def _options(
         "--threads": (args.threads != 1, _SAMPLED),
         "--dtype": (args.dtype != "auto", _SAMPLED),
         "--averaging": (args.averaging != "uniform", _SAMPLED),
+        "--regret-floor": (args.regret_floor, _SAMPLED),
         "--form": (args.form != "vector", ("cfr", "cfr+")),
     }
     for flag, (used, algos) in given.items():
@@ -335,17 +356,14 @@ def _options(
         return {"form": args.form} if args.form != "vector" else {}
     if args.threads < 1:
         raise UserError(f"--threads must be at least 1, not {args.threads}")
-    dtype = args.dtype
-    if dtype == "auto":
-        dtype = "float32"
-        if resumed is not None and resumed.options.get("dtype") in ("float32", "float64"):
-            dtype = resumed.options["dtype"]
     opts: dict[str, Any] = {
         "seed": args.seed,
         "threads": args.threads,
-        "dtype": dtype,
+        "dtype": _table_dtype(args, resumed),
         "averaging": args.averaging,
     }
+    if args.regret_floor:
+        opts["floor"] = True
     if algo == "os" and args.epsilon is not None:
         opts["epsilon"] = args.epsilon
     if algo == "tcfr":
@@ -362,7 +380,7 @@ def _options(
 class _Monitor:
     """Exploitability of the average strategy at intervals of solving time."""
 
-    solver: Any
+    average: Callable[[], Strategy]  # the average strategy, on a problem with a chance layer
     enabled: bool
     every: float
     last_eval: float = 0.0
@@ -370,7 +388,7 @@ class _Monitor:
     result: Result | None = None
 
     def evaluate(self) -> Result:
-        self.result = abstract_exploitability(None, self.solver.average_strategy())
+        self.result = abstract_exploitability(None, self.average())
         return self.result
 
     def maybe_evaluate(self, seconds: float) -> bool:
@@ -539,8 +557,33 @@ def run(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     abstraction = load_abstraction(args.abstraction)
     ckpt = _load_resume(args.resume) if args.resume is not None else None
-    problem = make_problem(game, args.betting, abstraction=abstraction)
-    options = _options(args, problem.size, ckpt)
+    options = _options(args, ckpt)
+    refusal = check_fits(
+        estimate_training_memory(
+            game,
+            args.betting,
+            abstraction_dir=args.abstraction,
+            algorithm=args.algo,
+            dtype=_table_dtype(args, ckpt),
+            threads=args.threads,
+        )
+    )
+    if refusal is not None:
+        raise UserError(refusal)
+    # The sampled algorithms deal from the deck where the chance layer is too big to list
+    # (solver.dealt); exact evaluation then builds the listed problem when it first runs.
+    problem = make_training_problem(game, args.betting, args.algo, abstraction=abstraction)
+    listed = problem if problem.cards is None else None
+
+    def average() -> Strategy:
+        nonlocal listed
+        s = solver.average_strategy()
+        if problem.cards is None:
+            return s
+        if listed is None:
+            listed = make_problem(game, args.betting, abstraction=abstraction)
+        return Strategy(listed, s.policy, s.iterations, s.algorithm)
+
     solver = make_training_solver(problem, args.algo, **options)
     done_seconds = 0.0
     if ckpt is not None:
@@ -564,7 +607,7 @@ def run(args: argparse.Namespace) -> int:
         enabled=not args.quiet,
         seconds=args.seconds,
     )
-    monitor = _Monitor(solver, can_eval, eval_every)
+    monitor = _Monitor(average, can_eval, eval_every)
 
     metrics = _Metrics(args.metrics, eval_every)
     stats_gap = 0.0 if problem.size <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
@@ -629,7 +672,7 @@ def run(args: argparse.Namespace) -> int:
             # first what a resumed run needs, then the evaluation (which may be long)
             save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
             wrote_ckpt = str(checkpoint_path)
-        strategy = solver.average_strategy()
+        strategy = average() if can_eval or args.final_eval else solver.average_strategy()
         # The abstract responder of a card abstraction walks the tree once per level of its
         # decisions: past the size limit --final-eval measures the real game only.
         evaluate: Callable[[Strategy], tuple[Result | None, Result]] | None = None
