@@ -60,8 +60,16 @@ class StrategyPlayer:
         return action
 
     def summary(self) -> dict[str, Any]:
-        """Translation counts over the hands played (for the match's JSON)."""
-        return {"strategy": self.strategy.source, "hands_acted": self.hands, **self.counts.to_dict()}
+        """Translation counts over the hands played, and whether buckets came from bucket
+        tables (for the match's JSON)."""
+        ab = self.strategy.abstraction
+        tables = ab is not None and bool(getattr(ab, "tables_used", False))
+        return {
+            "strategy": self.strategy.source,
+            "hands_acted": self.hands,
+            "bucket_tables": tables,
+            **self.counts.to_dict(),
+        }
 
 
 def load_player(

@@ -61,3 +61,25 @@ def test_shipped_strategy_plays_a_match(path, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc["completed"] and doc["hands"] == 50
     assert doc["players"][0]["translation"]["decisions"] > 0
+
+
+def test_match_passes_bucket_tables_to_strategy_players(tmp_path, capsys):
+    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+
+    # the shipped 20-card strategy's own abstraction (its recipe), built in about a second
+    tables = tmp_path / "short20"
+    build_abstraction("holdem.nolimit.2p.short20", AbstractionParams((25, 255, 115, 66), seed=1), tables)
+    path = STRATEGIES / "holdem.nolimit.2p.short20.strategy"
+    log = tmp_path / "m.log"
+    argv = ["match", "holdem.nolimit.2p.short20", "--players", f"strategy:{path}", "call",
+            "--hands", "40", "--seed", "3", "--quiet", "--json", "--log", str(log), "--tables", str(tables)]
+    assert main(argv) == 0
+    with_tables = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert with_tables["completed"]
+    # the tables give the same buckets as the cards: the same match, chip for chip
+    assert main(argv[:-2]) == 0
+    without = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert with_tables["players"][0]["chips"] == without["players"][0]["chips"]
+    got, want = with_tables["players"][0]["translation"], without["players"][0]["translation"]
+    assert got.pop("bucket_tables") is True and want.pop("bucket_tables") is False
+    assert got == want

@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="replay every deal with the seats rotated; the interval is over deals")
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
+    p.add_argument("--tables", type=Path, metavar="DIR",
+                   help="strategy players: a card abstraction directory whose bucket tables replace "
+                        "computing buckets from the cards (used where it was built from the file's model)")
     add_mqtt_options(p)
     add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
@@ -206,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 if bot.startswith(STRATEGY_PREFIX):
                     cmd += ["--summary", str(_summary_path(log_path, seat))]
+                    if args.tables is not None:
+                        cmd += ["--tables", str(args.tables)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err,
                                               preexec_fn=child_setup))
