@@ -9,6 +9,7 @@ its last line; progress goes to stderr.
     python bench/shipped.py            # 20,000 hands per seating (minutes per match)
     python bench/shipped.py --quick    # 1,000 hands per seating
     python bench/shipped.py --soak 100000   # the 20-card strategy against random only
+    python bench/shipped.py --only holdem.nolimit.2p.reverse_blinds --jobs 2   # two at a time
 
 ``--soak N`` plays one N-hand match of the 20-card hold'em strategy against ``random``
 (which bets sizes anywhere in the legal range, mostly off the tree) and checks that it
@@ -21,21 +22,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ("random", "call", "raise", "allin", "equity")
 
 
-def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: Path) -> dict:
+#: Card abstraction directories the shipped recipes build (strategies/*.toml): where one
+#: exists, the strategy player reads its bucket tables (the player checks that they were
+#: built from the file's model) instead of computing buckets from the cards.
+TABLES = {
+    "holdem.nolimit.2p.short20": ROOT / "abs" / "short20",
+    "holdem.nolimit.2p.reverse_blinds": ROOT / "abs" / "holdem",
+}
+
+
+def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: Path,
+              cpus: str | None = None) -> dict:
     """One duplicate match through the CLI; its JSON summary plus the wall time."""
     cmd = [sys.executable, "-m", "agent", "match", game, "--players", f"strategy:{strategy}", bot,
            "--hands", str(hands), "--duplicate", "--seed", str(seed), "--json", "--quiet",
            "--log", str(log)]
+    tables = TABLES.get(game)
+    if tables is not None and (tables / "meta.json").exists():
+        cmd += ["--tables", str(tables)]
+    if cpus is not None:
+        cmd += ["--cpus", cpus]
     t = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - t
@@ -85,6 +103,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="games to run (default: every shipped strategy)")
     ap.add_argument("--bots", nargs="*", default=list(BOTS))
     ap.add_argument("--soak", type=int, metavar="N", help="only: one N-hand match of short20 against random")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="matches side by side, each pinned to one CPU (default 1)")
     args = ap.parse_args()
     if args.soak:
         print(json.dumps({"soak": soak(args.soak, args.seed)}))
@@ -93,16 +113,20 @@ def main() -> None:
     files = sorted((ROOT / "strategies").glob("*.strategy"))
     results: dict[str, list[dict]] = {}
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for f in files:
-            game = f.name[: -len(".strategy")]
-            if args.only and game not in args.only:
-                continue
-            for bot in args.bots:
-                r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log")
-                print(f"{game} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
-                      file=sys.stderr, flush=True)
-                results.setdefault(game, []).append(r)
+    jobs = [(f, f.name[: -len(".strategy")], bot) for f in files for bot in args.bots
+            if not args.only or f.name[: -len(".strategy")] in args.only]
+    n_cpu = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        def one(k: int) -> dict:
+            f, game, bot = jobs[k]
+            cpus = str(k % n_cpu) if args.jobs > 1 else None
+            r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log", cpus)
+            print(f"{game} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
+                  file=sys.stderr, flush=True)
+            return r
+
+        for (f, game, bot), r in zip(jobs, pool.map(one, range(len(jobs)))):
+            results.setdefault(game, []).append(r)
     print(json.dumps({"hands_per_seating": hands, "seed": args.seed, "results": results,
                       "all_win": all(r["wins"] for g, rs in results.items() if not g.startswith("kuhn")
                                      for r in rs),
