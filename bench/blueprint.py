@@ -15,6 +15,8 @@ it: one walk per player, both players updated, as in the paper and in Slumbot. R
   touches the bucket tables (they are memory-mapped: the first deals fault their pages in);
 * ``peak_rss_gib``: the process's peak resident memory (bucket tables as mapped pages
   included);
+* ``resume``: a one-thread seeded run stopped twice at checkpoints and resumed ends
+  with tables bit-identical to the run never stopped (``bit_identical``);
 * ``cost_ns``: the per-deal cost split into dealing the cards, indexing the 8 hands
   (2 players x 4 streets), reading their buckets, ranking the two showdown hands, and
   the tree walks (the rest of a 1-thread deal); ``bucket_lookup_ns`` is one bucket
@@ -85,6 +87,34 @@ def _costs(problem, deals: int, seed: int) -> dict[str, float]:
     }
 
 
+def _resume_check(problem, deals: int, seed: int) -> dict:
+    """A one-thread seeded run stopped twice (checkpoint written, solver rebuilt from it)
+    against the same run never stopped: are the tables bit-identical?"""
+    import tempfile
+
+    import numpy as np
+
+    from solver.algorithms import make_training_solver
+    from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+
+    def fresh():
+        return make_training_solver(problem, "tcfr", seed=seed, threads=1, dtype="float32", targeting=TARGETING)
+
+    whole = fresh()
+    whole.iterate(deals)
+    part = fresh()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.ckpt"
+        for stop in (deals // 3, deals // 3 + 12_345):
+            part.iterate(stop)
+            save_checkpoint(path, part)
+            part = fresh()
+            restore_checkpoint(part, load_checkpoint(path))
+        part.iterate(deals - part.iterations)
+    same = bool(np.array_equal(part.regrets, whole.regrets) and np.array_equal(part.avg_sums, whole.avg_sums))
+    return {"deals": deals, "stops": 2, "bit_identical": same}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer deals and repeats (the abstraction is still built once)")
@@ -131,6 +161,8 @@ def main() -> None:
         result[f"runs_{threads}t"] = [round(r) for r in runs]
         result[f"nodes_per_deal_{threads}t"] = round(solver.nodes / solver.iterations, 2)
     costs = _costs(problem, min(deals, 5_000_000), args.seed)
+    result["resume"] = _resume_check(problem, min(deals, 3_000_000), args.seed)
+    log(f"resume from checkpoints: {result['resume']}")
     per_deal_1t = 1e9 / by_threads[1]
     costs["walk"] = per_deal_1t - costs["cards_total"]
     result.update(
