@@ -131,9 +131,13 @@ def test_dealt_and_listed_training_agree_on_leduc(algo, iterations) -> None:
     assert dealt.size == listed.size
     got = {}
     for name, problem in (("listed", listed), ("dealt", dealt)):
-        s = make_training_solver(problem, algo, seed=4, stratify=False)
-        s.iterate(iterations)
-        got[name] = _exploitability(listed, s)
+        # mean over three seeds: one Targeted CFR run varies by a third seed to seed here
+        runs = []
+        for seed in (1, 2, 3):
+            s = make_training_solver(problem, algo, seed=seed, stratify=False)
+            s.iterate(iterations)
+            runs.append(_exploitability(listed, s))
+        got[name] = float(np.mean(runs))
     assert got["dealt"] < 0.237  # 10x below uniform play (2.37)
     assert 0.6 < got["dealt"] / got["listed"] < 1.6, got
 
