@@ -30,7 +30,7 @@ from solver.chance import lossless_bucket_counts
 from solver.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.dealt import make_training_problem
 from solver.memory import check_fits, estimate_training_memory
-from solver.problem import make_problem
+from solver.problem import check_card_abstraction, make_problem
 from solver.sampled import SampledCFRSolver
 from solver.strategy import Strategy
 from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
@@ -556,6 +556,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--metrics {args.metrics}: folder {args.metrics.parent} does not exist")
     game = load_game(args.game)
     abstraction = load_abstraction(args.abstraction)
+    if abstraction is not None:
+        check_card_abstraction(game, abstraction)  # before the memory estimate reads it
     ckpt = _load_resume(args.resume) if args.resume is not None else None
     options = _options(args, ckpt)
     refusal = check_fits(
