@@ -20,8 +20,7 @@ part, without building the chance layer or reading a bucket table:
   threads.
 
 :func:`check_fits` turns an estimate into a one-line refusal when it exceeds the memory
-the machine has available; :func:`training_memory_refusal` does both for ``pokerbot
-train``.
+the machine has available (``pokerbot train`` refuses such a run).
 """
 
 from __future__ import annotations
@@ -50,7 +49,6 @@ __all__ = [
     "estimate_training_memory",
     "format_bytes",
     "sampled_run_deals",
-    "training_memory_refusal",
 ]
 
 #: Every training algorithm (as :data:`solver.algorithms.ALGORITHMS`, without its imports).
@@ -491,21 +489,3 @@ def check_fits(estimate: MemoryEstimate, available_gib: float | None = None) -> 
         f"but {format_bytes(available_gib * _GIB)} is available; the biggest part is the "
         f"{label} ({format_bytes(size)}): {_advice(estimate, label)}"
     )
-
-
-def training_memory_refusal(
-    game: Game | str | Path,
-    betting: BettingAbstraction | str | None = None,
-    *,
-    abstraction_dir: str | os.PathLike[str] | None = None,
-    algorithm: str = "tcfr",
-    dtype: str = "float32",
-    threads: int = 1,
-    available_gib: float | None = None,
-) -> str | None:
-    """``check_fits(estimate_training_memory(...), available_gib)``: the one-line reason
-    a training run will not fit in memory, or None when it will."""
-    est = estimate_training_memory(
-        game, betting, abstraction_dir=abstraction_dir, algorithm=algorithm, dtype=dtype, threads=threads
-    )
-    return check_fits(est, available_gib)

@@ -17,7 +17,6 @@ from solver.memory import (
     check_fits,
     estimate_training_memory,
     format_bytes,
-    training_memory_refusal,
 )
 from solver.problem import make_problem
 
@@ -152,7 +151,7 @@ def test_check_fits_refuses_in_one_line(abstractions):
     msg = check_fits(lossless, available_gib=16)
     assert msg is not None and "\n" not in msg
     assert "regrets" in msg and "fewer buckets" in msg and "betting" in msg and "float32" in msg
-    ref = training_memory_refusal(FULL, "1p,cap1", algorithm="cfr", available_gib=16)
+    ref = check_fits(estimate_training_memory(FULL, "1p,cap1", algorithm="cfr"), available_gib=16)
     assert ref is not None and "sampled algorithm" in ref
 
 
