@@ -205,12 +205,11 @@ def chance_layer_bytes(game: Game, *, sampled: bool = False) -> int:
 
 
 def sampled_run_deals(game: Game) -> bool:
-    """Whether a sampled run on ``game`` deals cards from the deck (no chance layer), as
-    :func:`solver.dealt.uses_dealing` decides: unless the game's deals are few enough to
-    list (:data:`solver.sampled.LIST_DEALS_UP_TO`), when its small chance layer is built."""
-    from .sampled import LIST_DEALS_UP_TO  # imported late: it loads the kernels
+    """Whether a sampled run on ``game`` deals cards from the deck (no chance layer):
+    :func:`solver.dealt.uses_dealing`'s rule."""
+    from .dealt import uses_dealing  # imported late: it loads the kernels
 
-    return num_deals(game) > LIST_DEALS_UP_TO
+    return uses_dealing(game, "es")
 
 
 def _card_layout(game: Game) -> tuple[int, ...]:
