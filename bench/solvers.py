@@ -28,8 +28,41 @@ For each game (Leduc hold'em ``leduc.limit.2p``; 20-card no-limit hold'em
   Leduc, run here through pyspiel with the same keys, and ``ratios`` (ours / theirs for
   speeds, theirs / ours for exploitability), or null if pyspiel does not import.
 
+``short20_lossless_curve`` (one thread throughout; ``--no-curve`` leaves it out,
+``--curve-only`` runs nothing else): sampled training as ``pokerbot train`` runs it on
+``holdem.nolimit.2p.short20 --betting 1p,cap1`` with lossless buckets, dealing from the
+deck (:func:`solver.dealt.make_dealt_problem`; the buckets are the hand indexer's
+suit-isomorphism classes), seed ``--seed``. Each configuration runs in a subprocess of
+its own (``bench/_curve.py``, ``NUMBA_NUM_THREADS=1``), one after the other, numba's
+cache warmed by this process first. The default configurations: Targeted CFR (Slumbot's
+mod-40 targeting, uniform averaging) with float32 tables, the same with the regret
+floor (``floor=True``), external sampling with the floor, and the float64 twin of
+whichever float32 configuration is least exploitable at 100M iterations (at the last
+point under ``--quick``); ``--curve-configs`` replaces them (see ``parse_curve_spec``).
+Per configuration:
+
+* ``setup_s``: imports, problem, solver and the first iteration (kernels loaded from
+  the warm cache), with ``setup_parts_s``;
+* ``points``: at 20M, 50M, 100M and 200M total iterations (``--quick``: 2M only;
+  ``--curve-points`` in millions), the exact exploitability of the average strategy
+  (``mbb``, real-game best response over the listed problem of the same layout; equal
+  to the abstract one for lossless buckets) and the training seconds to get there
+  (``train_s`` wall, ``train_cpu_s`` CPU; evaluation not counted), with ``mbb_at``;
+  ``iterations_per_s`` overall;
+* ``peak_rss_gib_training``: the subprocess's ``ru_maxrss`` just before its first
+  evaluation (the interpreter, numba, the dealt problem and the solver's tables: what
+  a training run holds); ``peak_rss_gib_total``: at its end, the listed problem and
+  best-response walks of the evaluations added;
+* the targets beside them (``target_mbb_at_100M`` 680, ``target_peak_gib`` 0.5 judged on
+  the training peak, ``target_setup_s`` 5), ``meets``, and ``old_over_new_at_100M``: the
+  figure before dealing from the deck (2,036 mbb/g after 100M iterations of Targeted
+  CFR over raw listed buckets) over this one. ``float32_cost`` compares the float64
+  twin at equal iterations, ``floor_effect`` each configuration with the floor against
+  the same without it (mbb/g with over without, where both ran).
+
 Usage: ``python bench/solvers.py [--quick] [--seed S] [--games leduc short20]
-[--no-openspiel]``. Progress goes to stderr; the
+[--no-openspiel] [--no-curve | --curve-only] [--curve-configs SPEC ...]
+[--curve-points M ...]``. Progress goes to stderr; the
 last line of stdout is one JSON object. The machine may be shared: ``machine`` records
 the load average before and after.
 """
@@ -41,6 +74,7 @@ import gc
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -412,29 +446,268 @@ def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+CURVE_GAME = ("holdem.nolimit.2p.short20", "1p,cap1")
+#: The default configurations of ``short20_lossless_curve`` (the float64 twin of the
+#: best float32 one is added after them).
+CURVE_CONFIGS = ("tcfr,f32", "tcfr,f32,floor", "es,f32,floor")
+CURVE_POINTS_M = (20, 50, 100, 200)
+CURVE_POINTS_M_QUICK = (2,)
+#: The issue's targets and the figures before dealing from the deck (raw listed buckets).
+CURVE_TARGETS = {"target_mbb_at_100M": 680, "target_peak_gib": 0.5, "target_setup_s": 5}
+CURVE_OLD = {
+    "old_tcfr_mbb_at_100M": 2036,
+    "old_tcfr_mbb_at_20M": 2629,
+    "old_es_mbb_at_20M": 2055,
+    "old_setup_s": 45,
+}
+
+
+def parse_curve_spec(spec: str) -> dict[str, Any]:
+    """A configuration from ``ALGO[,f32|f64][,floor][,linear][,targeting=NAME]``, e.g.
+    ``tcfr,f32,floor`` or ``tcfr,f32,targeting=game1`` (float32 unless told)."""
+    algo, *tokens = spec.split(",")
+    if algo not in SAMPLED:
+        raise ValueError(f"curve config {spec!r}: {algo!r} is not one of {', '.join(SAMPLED)}")
+    cfg: dict[str, Any] = {"name": spec, "algo": algo, "dtype": "float32", "floor": False}
+    for tok in tokens:
+        if tok in ("f32", "f64"):
+            cfg["dtype"] = "float32" if tok == "f32" else "float64"
+        elif tok == "floor":
+            cfg["floor"] = True
+        elif tok == "linear":
+            cfg["averaging"] = "linear"
+        elif tok.startswith("targeting=") and algo == "tcfr":
+            cfg["targeting"] = tok.split("=", 1)[1]
+        else:
+            raise ValueError(f"curve config {spec!r}: unknown item {tok!r}")
+    return cfg
+
+
+def _curve_subprocess(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Run one configuration in ``bench/_curve.py`` (one thread); its JSON."""
+    env = dict(os.environ)
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    worker = Path(__file__).resolve().parent / "_curve.py"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(worker), json.dumps(cfg)],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        log(f"curve {cfg['name']}: worker exited {proc.returncode}")
+        return {"error": f"worker exited {proc.returncode}"}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_wall_s"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
+def _at_or_before(points: list[dict[str, Any]], iterations: int) -> dict[str, Any] | None:
+    """The last point at or before ``iterations`` (the first if none is)."""
+    before = [p for p in points if p["iterations"] <= iterations]
+    return before[-1] if before else (points[0] if points else None)
+
+
+def _millions(iterations: int) -> str:
+    return f"{iterations / 1e6:g}M"
+
+
+def _curve_summary(cfg: dict[str, Any], res: dict[str, Any]) -> dict[str, Any]:
+    """``res`` with the config, per-point maps, GiB, targets met and the ratio to old."""
+    if "error" in res:
+        return {"config": cfg, **res}
+    points = res["points"]
+    gib = 2**30
+    mbb_at = {_millions(p["iterations"]): p["mbb"] for p in points}
+    at100 = next((p["mbb"] for p in points if p["iterations"] == 100_000_000), None)
+    peak_train = res["peak_rss_bytes_training"] / gib
+    out = {
+        "config": {k: v for k, v in cfg.items() if k not in ("points", "name")},
+        **res,
+        "mbb_at": mbb_at,
+        "train_s_at": {_millions(p["iterations"]): p["train_s"] for p in points},
+        "peak_rss_gib_training": round(peak_train, 3),
+        "peak_rss_gib_total": round(res["peak_rss_bytes_total"] / gib, 3),
+        "old_over_new_at_100M": round(CURVE_OLD["old_tcfr_mbb_at_100M"] / at100, 2)
+        if at100
+        else None,
+        "meets": {
+            "target_mbb_at_100M": at100 <= CURVE_TARGETS["target_mbb_at_100M"]
+            if at100 is not None
+            else None,
+            "target_peak_gib": peak_train <= CURVE_TARGETS["target_peak_gib"],
+            "target_peak_gib_with_evaluation": res["peak_rss_bytes_total"] / gib
+            <= CURVE_TARGETS["target_peak_gib"],
+            "target_setup_s": res["setup_s"] <= CURVE_TARGETS["target_setup_s"],
+        },
+    }
+    return out
+
+
+def _speed_ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> float | None:
+    return round(a[key] / b[key], 3) if a.get(key) and b.get(key) else None
+
+
+def _twin_name(spec: str) -> str:
+    """The name of the float64 twin of float32 configuration ``spec``."""
+    return spec.replace("f32", "f64") if "f32" in spec.split(",") else spec + ",f64"
+
+
+def _ratio_at(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
+    """a's mbb over b's at each iteration count both have."""
+    ma, mb = a.get("mbb_at", {}), b.get("mbb_at", {})
+    return {k: round(ma[k] / mb[k], 3) if mb.get(k) else None for k in ma if k in mb}
+
+
+def run_curve(
+    quick: bool, seed: int, specs: list[str] | None, points_m: list[float] | None
+) -> dict[str, Any]:
+    """``short20_lossless_curve``: each configuration in its own one-thread subprocess."""
+    start = time.perf_counter()
+    points = [
+        int(m * 1_000_000)
+        for m in (points_m or (CURVE_POINTS_M_QUICK if quick else CURVE_POINTS_M))
+    ]
+    configs = [parse_curve_spec(s) for s in (specs or CURVE_CONFIGS)]
+    auto_twin = specs is None
+    t0 = time.perf_counter()
+    for cfg in configs:  # compile into (or check) numba's cache: the workers load it
+        warm_up(cfg["algo"], cfg["dtype"])
+        if auto_twin:
+            warm_up(cfg["algo"], "float64")
+    log(f"curve: kernels cached ({time.perf_counter() - t0:.1f}s); points {points}")
+    results: dict[str, Any] = {}
+
+    def one(cfg: dict[str, Any]) -> None:
+        cfg = {**cfg, "seed": seed, "points": points}
+        log(f"curve {cfg['name']}")
+        results[cfg["name"]] = _curve_summary(cfg, _curve_subprocess(cfg))
+
+    for cfg in configs:
+        one(cfg)
+    twin_of = None
+    if auto_twin:
+        ref = 100_000_000 if not quick else points[-1]
+        scored = []
+        for cfg in configs:
+            r = results[cfg["name"]]
+            p = _at_or_before(r.get("points", []), ref)
+            if cfg["dtype"] == "float32" and p is not None:
+                scored.append((p["mbb"], cfg))
+        if scored:
+            best = min(scored, key=lambda x: x[0])[1]
+            twin_of = best["name"]
+            twin = {**best, "dtype": "float64", "name": _twin_name(twin_of)}
+            one(twin)
+    out: dict[str, Any] = {
+        "game": CURVE_GAME[0],
+        "betting": CURVE_GAME[1],
+        "buckets": "lossless: the hand indexer's suit-isomorphism classes, dealt from the deck",
+        "seed": seed,
+        "threads": 1,
+        "points_iterations": points,
+        **CURVE_TARGETS,
+        **CURVE_OLD,
+        "rss_note": "peak_rss_gib_training: ru_maxrss of the configuration's own process "
+        "before its first evaluation (training only); peak_rss_gib_total: at its end "
+        "(the listed problem built for exact evaluation added)",
+        "configs": results,
+        "float64_twin_of": twin_of,
+    }
+    if twin_of is not None:
+        f64 = results[_twin_name(twin_of)]
+        out["float32_cost"] = {
+            "config": twin_of,
+            "mbb_f32_over_f64_at": _ratio_at(results[twin_of], f64),
+            # wall clock, and per CPU second (the former also moves with the load of
+            # a shared machine)
+            "iterations_per_s_f32_over_f64": _speed_ratio(results[twin_of], f64, "iterations_per_s"),
+            "iterations_per_cpu_s_f32_over_f64": _speed_ratio(
+                results[twin_of], f64, "iterations_per_cpu_s"
+            ),
+            "table_bytes_f32_over_f64": _speed_ratio(results[twin_of], f64, "table_bytes"),
+        }
+    pairs = [
+        (a, b)
+        for a in results
+        for b in results
+        if parse_curve_spec(b) == {**parse_curve_spec(a), "name": b, "floor": True}
+        and not parse_curve_spec(a)["floor"]
+    ]
+    out["floor_effect"] = {
+        f"{b} over {a}": {"mbb_at": _ratio_at(results[b], results[a])} for a, b in pairs
+    }
+    ranked = [
+        (r["mbb_at"]["100M"], name)
+        for name, r in results.items()
+        if r.get("mbb_at", {}).get("100M") is not None
+    ]
+    out["best_at_100M"] = min(ranked)[1] if ranked else None
+    out["wall_s"] = round(time.perf_counter() - start, 1)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--quick", action="store_true", help="short runs; finishes within about a minute"
+        "--quick", action="store_true", help="short runs; finishes within a few minutes"
     )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
         "--games", nargs="+", choices=list(GAMES), default=list(GAMES), help="games to run"
     )
     ap.add_argument("--no-openspiel", action="store_true", help="do not run OpenSpiel")
+    curve = ap.add_mutually_exclusive_group()
+    curve.add_argument(
+        "--no-curve", action="store_true", help="leave out short20_lossless_curve"
+    )
+    curve.add_argument(
+        "--curve-only",
+        action="store_true",
+        help="run short20_lossless_curve only (one thread throughout)",
+    )
+    ap.add_argument(
+        "--curve-configs",
+        nargs="+",
+        metavar="SPEC",
+        help="curve configurations instead of the default ones, e.g. tcfr,f32,linear "
+        "tcfr,f32,targeting=game1 (ALGO[,f32|f64][,floor][,linear][,targeting=NAME])",
+    )
+    ap.add_argument(
+        "--curve-points",
+        nargs="+",
+        type=float,
+        metavar="M",
+        help="curve evaluation points in millions of iterations (default 20 50 100 200)",
+    )
     args = ap.parse_args(argv)
+    for spec in args.curve_configs or ():
+        parse_curve_spec(spec)  # fail before anything runs
     start = time.perf_counter()
     load0 = os.getloadavg()
-    spin0 = nogil_loop_speedup()
-    t0 = time.perf_counter()
-    for algo in ALGOS:
-        warm_up(algo)
-    for algo in SAMPLED:
-        warm_up(algo, "float32")
-    compile_s = time.perf_counter() - t0
-    log(f"kernels ready in {compile_s:.1f}s")
-    ours = run_ours(args.quick, args.seed, args.games)
-    theirs = None if args.no_openspiel else run_openspiel(args.quick, args.seed)
+    ours: dict[str, Any] = {}
+    theirs = None
+    spin0 = None
+    compile_s = 0.0
+    if not args.curve_only:
+        spin0 = nogil_loop_speedup()
+        t0 = time.perf_counter()
+        for algo in ALGOS:
+            warm_up(algo)
+        for algo in SAMPLED:
+            warm_up(algo, "float32")
+        compile_s = time.perf_counter() - t0
+        log(f"kernels ready in {compile_s:.1f}s")
+        ours = run_ours(args.quick, args.seed, args.games)
+        theirs = None if args.no_openspiel else run_openspiel(args.quick, args.seed)
+    curve_res = (
+        None
+        if args.no_curve
+        else run_curve(args.quick, args.seed, args.curve_configs, args.curve_points)
+    )
     doc: dict[str, Any] = {
         "quick": args.quick,
         "seed": args.seed,
@@ -443,6 +716,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratios_vs_openspiel": ratios(ours["leduc"], theirs)
         if theirs and "leduc" in ours
         else None,
+        "short20_lossless_curve": curve_res,
         "machine": {
             "cpu": _cpu(),
             "cpus": os.cpu_count(),
@@ -451,14 +725,17 @@ def main(argv: list[str] | None = None) -> int:
             "numpy": np.__version__,
             "loadavg_before": load0,
             "loadavg_after": os.getloadavg(),
-            "nogil_loop_speedup_2t": [spin0, nogil_loop_speedup()],  # before, after
+            # before, after (not measured with --curve-only: it runs two threads)
+            "nogil_loop_speedup_2t": None
+            if args.curve_only
+            else [spin0, nogil_loop_speedup()],
             "warm_up_s": round(compile_s, 2),
             "total_s": round(time.perf_counter() - start, 1),
         },
     }
     if "leduc" in doc:
         doc["leduc"]["cfr+"].setdefault("seconds_to_1e-4", None)
-    if "short20" in doc:
+    if "short20" in doc and not args.curve_only:
         for algo in ("es", "tcfr"):
             doc["short20"][algo].setdefault("nodes_per_s_2t", None)
     print(json.dumps(doc))
