@@ -20,8 +20,9 @@ probability costs, and how fast files open.
    and open times (``open_s``: :func:`open_strategy` and the first access of ``.tree``,
    median of 5).
 
-2. **A ~100 MB file** (``large``): a random uint8 policy over the lossless buckets of
-   ``holdem.nolimit.2p.short20`` with betting ``a;a;1p`` (103,867,110 table entries),
+2. **A ~140 MB file** (``large``): a random uint8 policy over the lossless buckets
+   (suit classes) of ``holdem.nolimit.2p.short20`` with betting
+   ``0.5p,1p,a;1p,a;1p,a;a`` (141,380,545 table entries),
    written by :func:`solver.strategy_io.save_policy` (no chance layer is built). With the
    file in the page cache (read once first): ``open_s_median``, 5 opens with the sha256
    verification (target <= 0.2 s), and ``sha256_s_median``, hashing the file alone (the
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 LARGE_GAME = "holdem.nolimit.2p.short20"
-LARGE_BETTING = "a;a;1p"
+LARGE_BETTING = "0.5p,1p,a;1p,a;1p,a;a"
 
 
 def log(msg: str) -> None:
