@@ -181,7 +181,8 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
     if ckpt.game_text != p.game.to_text() or ckpt.betting != p.tree.betting_spec:
         raise CheckpointError("the checkpoint was made for a different game or betting abstraction")
     have = cards_record(p)
-    if have["abstraction"] == "lossless" and ckpt.cards.get("numbering") != have.get("numbering"):
+    lossless = have["abstraction"] == ckpt.cards.get("abstraction") == "lossless"
+    if lossless and ckpt.cards.get("numbering", "raw") != have.get("numbering"):
         # the same table size can hold another numbering of the hands (one-suit games)
         raise CheckpointError(
             f"the checkpoint numbers its lossless buckets {ckpt.cards.get('numbering', 'raw')}, "

@@ -34,9 +34,10 @@ from solver.strategy_io import load_strategy
 from solver.training import StopRequest, stop_on_signals, train
 
 ROOT = Path(__file__).resolve().parent.parent
-#: About 0.6 s of single-thread solving each on the development machine (batches of
-#: about 0.1 s: a few checkpoints apart).
-BUDGET = {"es": 800_000, "tcfr": 1_600_000}
+#: About 1 to 2 s of single-thread solving each on the development machine (batches of
+#: about 0.1 s: many checkpoints apart), so that a stop sent after the last target
+#: (at most 70% of the budget) reaches the run before it ends, even on an idle machine.
+BUDGET = {"es": 3_200_000, "tcfr": 6_400_000}
 CKPT, OUT = "run.ckpt", "run.strategy"
 EARLY = "early"  # a SIGKILL before the first checkpoint
 
