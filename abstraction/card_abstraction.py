@@ -1494,6 +1494,13 @@ class CardAbstraction:
         finally:
             numba.set_num_threads(threads)
 
+    def own_buckets(self, hands: np.ndarray, street: int) -> np.ndarray:
+        """Own-street buckets of many hands computed from the cards (features, then the
+        nearest centroid; the entries :meth:`table` holds for them), ``int32[n]``. With
+        history, :meth:`pair_map` combines them with the previous street's bucket."""
+        arr, s = self._hands(hands, street)
+        return self._own_cards(arr, s).astype(np.int32)
+
     def lookup_batch(self, hands: np.ndarray, street: int | None = None) -> np.ndarray:
         """Buckets of many hands from the tables, ``int32[n]`` (same as :meth:`bucket_batch`);
         computed from the cards when no tables are attached."""

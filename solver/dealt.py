@@ -6,8 +6,10 @@ and outcome sampling, Targeted CFR) need none of it: each iteration deals both p
 hole cards and the board from the deck (the iteration's own counter-based stream, so a
 deal does not depend on threads or batches), indexes each player's hand per street
 with the suit-isomorphic hand indexer (Waugh 2013) and reads its bucket from the card
-abstraction's memory-mapped table, or takes the index itself as the bucket (lossless
-canonical classes), and ranks both hands once for the showdown. The kernel is the one
+abstraction's memory-mapped table (an abstraction without tables, rebuilt from a model,
+gets its tables computed from the features and centroids where a street's canonical
+hands are few: :data:`MODEL_TABLE_MAX_HANDS`), or takes the index itself as the bucket
+(lossless canonical classes), and ranks both hands once for the showdown. The kernel is the one
 of :mod:`solver._sampling_kernels` (:class:`~solver._sampling_kernels.KCards`).
 
 :func:`make_dealt_problem` builds the :class:`~solver.problem.Problem` such a run trains
@@ -57,8 +59,9 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
     group of the indexer, :func:`solver.chance.lossless_indexer`) or ``abstraction``'s
     buckets, from its tables (memory-mapped as loaded; no table is read here).
 
-    Raises ``ValueError`` if the abstraction has no tables attached (``pokerbot
-    abstract`` writes them) or the game has more than four streets.
+    Raises ``ValueError`` if the abstraction has no tables attached and a street has
+    too many hands to compute them from the model (``pokerbot abstract`` writes them), or
+    the game has more than four streets.
     """
     n_s = game.num_rounds
     if n_s > MAX_STREETS:
@@ -78,7 +81,7 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
     else:
         check_card_abstraction(game, abstraction)
         history = int(abstraction.history)
-        raw = [abstraction.table(s) for s in range(n_s)]  # ValueError without tables
+        raw = [_own_table(abstraction, s) for s in range(n_s)]
         wide = any(t.dtype.itemsize > 2 or t.dtype.kind == "i" and t.dtype.itemsize == 2 for t in raw)
         dtype = np.int32 if wide else np.uint16
         for s in range(n_s):
@@ -109,6 +112,31 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
         pairs=tuple(pairs),
         history=history,
     )
+
+
+#: Without bucket tables, each street's table is computed from the abstraction's model
+#: (features and centroids) over every canonical hand, up to this many hands per street
+#: (20-card hold'em: at most 86,320; full hold'em's river: 123,156,254, which
+#: ``pokerbot abstract`` computes far faster with its batched E[HS] pass).
+MODEL_TABLE_MAX_HANDS = 2_000_000
+
+
+def _own_table(abstraction: CardAbstraction, street: int) -> np.ndarray:
+    """Street ``street``'s own-bucket table: the attached one (memory-mapped), or computed
+    from the model (features and nearest centroid, per canonical hand) when no tables
+    are attached and the street has at most :data:`MODEL_TABLE_MAX_HANDS` hands."""
+    if abstraction.tables_used:
+        return abstraction.table(street)
+    indexer = abstraction.indexer(street)
+    n = indexer.count()
+    if n > MODEL_TABLE_MAX_HANDS:
+        raise ValueError(
+            f"the card abstraction has no bucket tables and street {street} has {n:,} canonical "
+            f"hands (at most {MODEL_TABLE_MAX_HANDS:,} are computed from the model here): build "
+            f"its tables with pokerbot abstract, or attach them"
+        )
+    hands = indexer.unindex_batch(np.arange(n, dtype=np.int64))
+    return abstraction.own_buckets(hands, street).astype(np.int32)
 
 
 def _empty_chance(game: Game, counts: tuple[int, ...], lossless: bool) -> Chance:

@@ -177,3 +177,30 @@ def test_dealt_run_resumes_bit_identically_from_a_checkpoint(tmp_path, short20_a
     assert np.array_equal(part.regrets, whole.regrets)
     assert np.array_equal(part.avg_sums, whole.avg_sums)
     assert part.nodes == whole.nodes
+
+
+def test_dealt_training_without_tables_computes_them_from_the_model(short20_abs, short20_hist) -> None:
+    for ab in (short20_abs, short20_hist):
+        meta, arrays = ab.model()
+        model_only = CardAbstraction.from_model(meta, arrays)  # features and centroids, no tables
+        assert not model_only.tables_used
+        with_tables = make_dealt_problem(SHORT20, "1p,cap1", abstraction=ab).cards
+        computed = make_dealt_problem(SHORT20, "1p,cap1", abstraction=model_only).cards
+        for s in range(4):
+            assert np.array_equal(np.asarray(with_tables.table[s]), np.asarray(computed.table[s])), s
+        # and the training runs are the same, deal for deal
+        runs = []
+        for a in (ab, model_only):
+            solver = make_training_solver(make_dealt_problem(SHORT20, "1p,cap1", abstraction=a), "es", seed=8)
+            solver.iterate(20_000)
+            runs.append(solver.regrets.copy())
+        assert np.array_equal(runs[0], runs[1])
+
+
+def test_dealt_training_without_tables_refuses_streets_too_big_to_compute(short20_abs, monkeypatch) -> None:
+    import solver.dealt as dealt
+
+    meta, arrays = short20_abs.model()
+    monkeypatch.setattr(dealt, "MODEL_TABLE_MAX_HANDS", 100)
+    with pytest.raises(ValueError, match="build its tables with pokerbot abstract"):
+        make_dealt_problem(SHORT20, "1p,cap1", abstraction=CardAbstraction.from_model(meta, arrays))
