@@ -90,5 +90,9 @@ def test_match_passes_bucket_tables_to_strategy_players(tmp_path, capsys):
     without = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert with_tables["players"][0]["chips"] == without["players"][0]["chips"]
     got, want = with_tables["players"][0]["translation"], without["players"][0]["translation"]
+    # a directory that is not an abstraction: one line, exit 2, nothing played
+    assert main([*argv[:-1], str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no meta.json" in err[0]
     assert got.pop("bucket_tables") is True and want.pop("bucket_tables") is False
     assert got == want

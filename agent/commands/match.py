@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
     _check_players(args.players, game)
+    if args.tables is not None and not (args.tables / "meta.json").is_file():
+        raise UserError(f"--tables {args.tables}: no meta.json, not a card abstraction directory")
     mqtt_config(args)  # check the broker address before starting anything
     spin = f"{spin_us(args):g}"
     if args.cpus is not None:
