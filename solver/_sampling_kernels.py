@@ -341,6 +341,17 @@ def _deal_cards(cs: np.uint64, deck: np.ndarray, hole: int, n_dealt: int, pc: np
     return cs
 
 
+@njit(cache=True, inline="always")
+def _street_bucket(
+    table: tuple, pairs: tuple, has_table: np.ndarray, history: int, s: int, prev: int, ix: int
+) -> int:
+    """A dealt hand's bucket on street ``s`` from its index ``ix`` there (:class:`KCards`):
+    the table's own-street bucket (or the index: lossless), combined with ``prev``, the
+    bucket of the street before, through the pair map when the abstraction has history."""
+    own = int(table[s][ix]) if has_table[s] else ix
+    return pairs[s][prev, own] if history and s > 0 else own
+
+
 #: Stages of :func:`deal_costs` (each includes the ones before it).
 STAGE_DEAL = 0
 STAGE_INDEX = 1
@@ -368,8 +379,7 @@ def deal_costs(cd: KCards, key: np.uint64, count: int, n_streets: int, stage: in
             hb = 0
             for s in range(n_streets):
                 if stage >= STAGE_LOOKUP and it > 0:
-                    own = int(cd.table[s][prev[p, s]]) if cd.has_table[s] else prev[p, s]
-                    hb = cd.pairs[s][hb, own] if cd.history and s > 0 else own
+                    hb = _street_bucket(cd.table, cd.pairs, cd.has_table, cd.history, s, hb, prev[p, s])
                     acc += hb
                 ix = index_hand_njit(cd.ix[s], row, cd.ix_round[s])
                 acc += ix
@@ -406,7 +416,8 @@ def run_iterations(
     sections below are the look-ahead (targeted streets and deals of the next
     iterations), the deal and the walk (each documented where it starts). Deals come
     from ``d`` (board states and hands of the chance layer) or, with ``cd.dealt``, from
-    the deck (:class:`KCards`: no chance layer). Every array is bound once, at the top: binding arrays inside per-traversal code costs atomic
+    the deck (:class:`KCards`: no chance layer). Every array is bound once, at the top:
+    binding arrays inside per-traversal code costs atomic
     reference counts that took most of the time on small trees.
 
     ``general``: None compiles the plain variant (external sampling and Targeted CFR
@@ -574,9 +585,9 @@ def run_iterations(
                     for p in range(2):
                         hb = 0
                         for s in range(n_streets):
-                            ix = ix_ahead[slot, p, s]
-                            own = int(c_table[s][ix]) if has_table[s] else ix
-                            hb = c_pairs[s][hb, own] if c_history and s > 0 else own
+                            hb = _street_bucket(
+                                c_table, c_pairs, has_table, c_history, s, hb, ix_ahead[slot, p, s]
+                            )
                             bk_ahead[slot, p, s] = hb
                 else:
                     h0 = ahead[slot, n_streets]

@@ -32,9 +32,8 @@ from poker.game import Game
 
 from ._kernels import KChance
 from ._sampling_kernels import MAX_STREETS, KCards, no_cards, readonly
-from . import chance as _chance
-from .chance import Chance, num_deals
-from .problem import Problem, as_game, check_card_abstraction
+from .chance import Chance, lossless_bucket_counts, lossless_indexer, num_deals
+from .problem import Problem, as_game, check_card_abstraction, make_problem
 from .sampled import LIST_DEALS_UP_TO
 from .tree import build_tree, table_offsets
 
@@ -74,7 +73,7 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
     pairs: list[np.ndarray] = []
     history = 0
     if abstraction is None:
-        indexer, per_street = _chance.lossless_indexer(game)
+        indexer, per_street = lossless_indexer(game)
         for s in range(n_s):
             ix.append(np.ascontiguousarray(indexer.tables, np.int64))
             rounds[s] = per_street[s]
@@ -82,8 +81,8 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCard
         check_card_abstraction(game, abstraction)
         history = int(abstraction.history)
         raw = [_own_table(abstraction, s) for s in range(n_s)]
-        wide = any(t.dtype.itemsize > 2 or t.dtype.kind == "i" and t.dtype.itemsize == 2 for t in raw)
-        dtype = np.int32 if wide else np.uint16
+        # one dtype for every street (the kernel takes a tuple of like arrays)
+        dtype = np.uint16 if all(np.can_cast(t.dtype, np.uint16) for t in raw) else np.int32
         for s in range(n_s):
             indexer = abstraction.indexer(s)
             ix.append(np.ascontiguousarray(indexer.tables, np.int64))
@@ -136,7 +135,9 @@ def _own_table(abstraction: CardAbstraction, street: int) -> np.ndarray:
             f"its tables with pokerbot abstract, or attach them"
         )
     hands = indexer.unindex_batch(np.arange(n, dtype=np.int64))
-    return abstraction.own_buckets(hands, street).astype(np.int32)
+    own = abstraction.own_buckets(hands, street)
+    # the dtype the build writes (uint16 where it fits): the kernel compiled for it serves
+    return own.astype(np.uint16) if own.size == 0 or int(own.max()) <= 0xFFFF else own
 
 
 def _empty_chance(game: Game, counts: tuple[int, ...], lossless: bool) -> Chance:
@@ -189,8 +190,7 @@ def make_dealt_problem(
         check_card_abstraction(g, abstraction)
         counts = tuple(int(c) for c in abstraction.bucket_counts)
     else:
-        indexer, per_street = _chance.lossless_indexer(g)
-        counts = tuple(int(indexer.count(r)) for r in per_street)
+        counts = tuple(int(c) for c in lossless_bucket_counts(g))
     cards = build_cards(g, abstraction)
     offset, size = table_offsets(tree, counts)
     return Problem(
@@ -221,8 +221,6 @@ def make_training_problem(
 ) -> Problem:
     """The problem a training run of ``algorithm`` uses: dealt (:func:`make_dealt_problem`)
     when ``deal`` is True, or by default when :func:`uses_dealing`; else listed."""
-    from .problem import make_problem
-
     g = as_game(game)
     if deal is None:
         deal = uses_dealing(g, algorithm)
