@@ -30,7 +30,7 @@ from solver.chance import lossless_bucket_counts
 from solver.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.dealt import make_training_problem
 from solver.memory import check_fits, estimate_training_memory
-from solver.problem import check_card_abstraction, make_problem
+from solver.problem import Problem, check_card_abstraction, make_problem
 from solver.sampled import SampledCFRSolver
 from solver.strategy import Strategy
 from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
@@ -566,7 +566,7 @@ def run(args: argparse.Namespace) -> int:
             args.betting,
             abstraction_dir=args.abstraction,
             algorithm=args.algo,
-            dtype=_table_dtype(args, ckpt),
+            dtype=options.get("dtype", "float64"),
             threads=args.threads,
         )
     )
@@ -575,7 +575,7 @@ def run(args: argparse.Namespace) -> int:
     # The sampled algorithms deal from the deck where the chance layer is too big to list
     # (solver.dealt); exact evaluation then builds the listed problem when it first runs.
     problem = make_training_problem(game, args.betting, args.algo, abstraction=abstraction)
-    listed = problem if problem.cards is None else None
+    listed: Problem | None = None
 
     def average() -> Strategy:
         nonlocal listed
