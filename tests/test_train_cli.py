@@ -162,6 +162,23 @@ def test_train_seconds_threads_and_nolimit(tmp_path, capsys):
     assert _json(capsys)["betting"] == "1p,a"
 
 
+def test_seconds_budget_counts_the_resumed_checkpoint(tmp_path, capsys):
+    """--seconds is a total, like --iterations: resuming a run that has used its budget
+    adds no iterations, and a larger budget adds only the difference."""
+    out, ckpt = tmp_path / "s.strategy", tmp_path / "s.ckpt"
+    base = ["train", "leduc.limit.2p", "--algo", "es", "--seed", "3", "--quiet", "--json", "--out", str(out)]
+    assert main([*base, "--seconds", "0.3", "--checkpoint", str(ckpt)]) == 0
+    first = _json(capsys)["iterations"]
+    assert first > 0
+    assert main([*base, "--seconds", "0.3", "--resume", str(ckpt), "--checkpoint", str(ckpt)]) == 0
+    again = _json(capsys)
+    assert (again["iterations"], again["iterations_this_run"]) == (first, 0)
+    assert main([*base, "--seconds", "0.6", "--resume", str(ckpt)]) == 0
+    more = _json(capsys)
+    assert more["iterations"] > first
+    assert more["seconds"] < 0.55  # only the 0.3 s still left was solved
+
+
 def test_resume_continues_exactly(tmp_path, capsys):
     whole = tmp_path / "whole.strategy"
     part = tmp_path / "part.strategy"

@@ -113,8 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="solve the abstract game (cfr, cfr+, es, os, tcfr) and write the average strategy",
         description="\n\n".join(textwrap.fill(par, 88) for par in (
             "Train a strategy for GAME with vector-form CFR or CFR+ (exact traversal over all "
-            "hands), external- or outcome-sampling MCCFR, or Targeted CFR, for --seconds of "
-            "solving and/or until --iterations in total, and write the average strategy to "
+            "hands), external- or outcome-sampling MCCFR, or Targeted CFR, until --seconds of "
+            "solving and/or --iterations in total (a resumed run counts what its checkpoint did), and write the average strategy to "
             "--out. Information sets are (betting node, bucket of the actor's cards on that "
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
@@ -136,7 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "stopped: only the work since that checkpoint is done again. A run killed "
             "before its first checkpoint has nothing to resume: run the command without "
             "--resume to start over. Resuming a checkpoint that has reached --iterations "
-            "only writes the strategy again.",
+            "or --seconds only writes the strategy again.",
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
@@ -209,7 +209,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="card abstraction built for this game's cards by 'pokerbot abstract' "
         "(default: lossless buckets)",
     )
-    p.add_argument("--seconds", type=float, metavar="T", help="seconds of solving in this run")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        metavar="T",
+        help="stop once T seconds of solving are done in total (a resumed run counts the "
+        "solving its checkpoint records)",
+    )
     p.add_argument(
         "--iterations", type=int, metavar="N", help="stop once N iterations are done in total"
     )
@@ -602,12 +608,15 @@ def run(args: argparse.Namespace) -> int:
     if eval_every is None:
         eval_every = max(1.0, args.seconds / 10) if args.seconds else 5.0
     left = None if args.iterations is None else max(0, args.iterations - solver.iterations)
+    # like --iterations, --seconds is the run's total: a resumed recipe ends where the
+    # uninterrupted one would have, not a whole budget later
+    seconds_left = None if args.seconds is None else max(0.0, args.seconds - done_seconds)
     progress = Progress(
         left,
         f"train {args.algo}",
         unit=" deals" if sampled else " it",
         enabled=not args.quiet,
-        seconds=args.seconds,
+        seconds=seconds_left,
     )
     monitor = _Monitor(average, can_eval, eval_every)
 
@@ -661,12 +670,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         res = TrainResult()
-        if left is None or left > 0:
+        if (left is None or left > 0) and (seconds_left is None or seconds_left > 0):
             # SIGINT and SIGTERM only ask the loop to stop after the batch under way, so
             # the tables never hold a batch the iteration count leaves out
             with stop_on_signals() as stop:
                 res = train(
-                    solver, iterations=left, seconds=args.seconds, callback=callback, stop=stop
+                    solver, iterations=left, seconds=seconds_left, callback=callback, stop=stop
                 )
         interrupted = res.interrupted
         wrote_ckpt = None
