@@ -42,6 +42,9 @@ a small JSON/msgpack-able dict (game, parameters, per-street figures) plus the c
 and pair-map arrays, identified by :attr:`CardAbstraction.model_hash`. A strategy file can
 embed it; :meth:`CardAbstraction.from_model` rebuilds the abstraction from it alone and
 uses a table directory only if that directory was built from the same model.
+:func:`build_model_tables` writes such a directory from a model alone (the same feature
+stages, then each canonical hand's nearest model centroid: no clustering), and
+:mod:`abstraction.table_cache` keeps one per model hash.
 """
 
 from __future__ import annotations
@@ -82,10 +85,13 @@ __all__ = [
     "BuildReport",
     "CardAbstraction",
     "StreetPlan",
+    "TablesPlan",
     "available_memory_gib",
     "build_abstraction",
+    "build_model_tables",
     "peak_memory_gib",
     "plan_build",
+    "plan_tables",
 ]
 
 FORMAT_VERSION = 1
@@ -207,6 +213,8 @@ _NS_PAIR_HAND = 300.0  # history pair weights: per canonical hand (unindex)
 _NS_PAIR_MASK = 60.0  # ... per earlier-street board subset indexed
 _NS_PAIR_CHAIN = 10.0  # ... per ordering of the board followed through the pair maps
 _BASE_GIB = 0.25  # interpreter, numpy, numba and compiled kernels
+_NS_NEAREST = 0.19  # per point x centre x dimension of one nearest-centroid scan (model tables; full turn: 85 s)
+_NEAREST_CHUNK = 1 << 18  # hands per chunk of feature vectors scanned for their nearest centroid
 
 
 def _groups(k: int) -> int:
@@ -234,6 +242,21 @@ def _splits(space: F.CardSpace, street: int) -> int:
         total *= comb(n - prev, b - prev)
         prev = b
     return total
+
+
+def _features_cost(space: F.CardSpace, params: AbstractionParams, s: int) -> tuple[float, float]:
+    """(seconds, bytes held) of street ``s``'s feature stage: the river E[HS] table on the
+    last street, else the tower of histograms from the next street's features."""
+    river_n = space.count(space.last)
+    if s == space.last:
+        secs = _board_classes(space, s) * comb(space.deck_size - space.board_through[s], space.hole)
+        return secs * _NS_RIVER * 1e-9, river_n * 3.0
+    add = space.board_through[s + 1] - space.board_through[s]
+    left = space.deck_size - space.hole - space.board_through[s]
+    per = _NS_TOWER + (_NS_TOWER_BIN * params.bins if s + 1 < space.last else 0.0)
+    secs = space.count(s) * comb(left, add) * per * 1e-9
+    nxt = river_n * 3.0 if s + 1 == space.last else space.count(s + 1) * (4 * params.bins + 17)
+    return secs, nxt + space.count(s) * (4 * params.bins + 17)
 
 
 def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
@@ -284,19 +307,7 @@ def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
             kind = params.metric
         d = F.feature_dims(_METRICS[params.metric], params.bins)
         # features (river table, or tower from the next street)
-        secs: float
-        mem: float
-        if s == space.last:
-            secs = _board_classes(space, s) * comb(space.deck_size - space.board_through[s], space.hole)
-            secs *= _NS_RIVER * 1e-9
-            mem = river_n * 3.0
-        else:
-            add = space.board_through[s + 1] - space.board_through[s]
-            left = space.deck_size - space.hole - space.board_through[s]
-            per = _NS_TOWER + (_NS_TOWER_BIN * params.bins if s + 1 < space.last else 0.0)
-            secs = table_n * comb(left, add) * per * 1e-9
-            nxt = river_n * 3.0 if s + 1 == space.last else space.count(s + 1) * (4 * params.bins + 17)
-            mem = nxt + table_n * (4 * params.bins + 17)
+        secs, mem = _features_cost(space, params, s)
         # own clustering
         if kind in ("emd", "moments"):
             ks, kb = _kmeans_cost(table_n, own, d, params)
@@ -327,6 +338,65 @@ def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
         peak = max(peak, gib)
     return BuildPlan(
         game=game.name or "", params=params, streets=streets, seconds=round(total_s, 2), peak_gib=round(peak, 3)
+    )
+
+
+@dataclass(frozen=True)
+class TablesPlan:
+    """What building a model's tables (:func:`build_model_tables`) is predicted to cost.
+
+    ``disk_bytes``: the directory at its largest (tables, centroids and pair maps plus the
+    stage cache of features); ``final_bytes``: what lookups need (the stage cache deleted).
+    """
+
+    seconds: float
+    peak_gib: float
+    disk_bytes: int
+    final_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        return asdict(self)
+
+
+def plan_tables(ab: CardAbstraction) -> TablesPlan:
+    """Predict the time, memory and disk of building ``ab``'s tables from its model.
+
+    The stages are those of :func:`build_abstraction` without clustering: river E[HS],
+    the features of every street from the river down to the first clustered one, then
+    one nearest-centroid scan per clustered street's canonical hands.
+    """
+    space, p = ab.space, ab.params
+    plan = plan_build(ab.game, p)
+    last = space.last
+    clustered = [s for s in range(last) if plan.streets[s].kind in ("emd", "moments")]
+    lowest = min(clustered) if clustered else last
+    seconds, mem = _features_cost(space, p, last)
+    disk = 3 * space.count(last)  # river values (uint16) and weights (uint8)
+    for s in range(lowest, last):
+        fs, fm = _features_cost(space, p, s)
+        seconds, mem = seconds + fs, max(mem, fm)
+        disk += space.count(s) * (4 * p.bins + 17)  # counts, s1, s2, weights
+    final = 1 << 16  # metadata and .npy headers
+    for s, st in enumerate(plan.streets):
+        n = st.table_hands
+        item = np.dtype(_table_dtype(st.own_buckets)).itemsize
+        final += n * item
+        if st.kind == "ehs":
+            seconds += n * 5e-9  # map each hand's E[HS] value to its bucket
+            mem = max(mem, n * (3.0 + item))
+        elif st.kind != "lossless":
+            d = F.feature_dims(_METRICS[st.kind], p.bins)
+            seconds += n * st.own_buckets * d * _NS_NEAREST * 1e-9
+            mem = max(mem, n * item + _NEAREST_CHUNK * (4 * p.bins + 24 + 4 * d))
+        if st.kind != "lossless":
+            final += st.own_buckets * F.feature_dims(
+                F.METRIC_EHS if st.kind == "ehs" else _METRICS[st.kind], p.bins) * 4
+        if p.history and s > 0:
+            final += plan.streets[s - 1].buckets * st.own_buckets * 4
+    return TablesPlan(
+        seconds=round(seconds, 2), peak_gib=round(_BASE_GIB + mem / _GIB, 3), disk_bytes=int(disk + final),
+        final_bytes=int(final),
     )
 
 
@@ -511,10 +581,18 @@ class BuildReport:
 
 
 class _Builder:
-    """One build: the stages in order, each skipped if already recorded as done."""
+    """One build: the stages in order, each skipped if already recorded as done.
 
-    def __init__(self, game: Game, plan: BuildPlan, out: Path, progress: ProgressFn | None) -> None:
+    With ``model``, the build writes that model's tables instead of clustering
+    (:func:`build_model_tables`): the same feature stages, then each clustered street's
+    table by the nearest model centroid, and the model's own centroids and pair maps.
+    """
+
+    def __init__(self, game: Game, plan: BuildPlan, out: Path, progress: ProgressFn | None,
+                 model: _Model | None = None) -> None:
         self.game = game
+        self.model = model
+        self.model_hash = _model_hash(model.meta, model.arrays) if model is not None else None
         self.p = plan.params
         self.plan = plan
         self.space = F.CardSpace.from_game(game)
@@ -560,11 +638,15 @@ class _Builder:
     def own_key(self, s: int) -> str:
         sp, p = self.space, self.plan.streets[s]
         kind = p.kind
+        if self.model is not None:
+            return _key("own from model", self.feature_key(s), kind, p.own_buckets, s, self.model_hash)
         return _key("own", self.feature_key(s), kind, p.own_buckets, self.p.seed, s,
                     self.p.max_iter, self.p.tol, self.p.sample_size, self.p.bins if kind != "ehs" else None,
                     sp.last)
 
     def history_key(self, s: int) -> str:
+        if self.model is not None:
+            return _key("pairs from model", s, self.model_hash)
         parts = [self.own_key(t) for t in range(s + 1)]
         return _key("history", parts, list(self.p.buckets[: s + 1]), self.p.history_weight, self.p.seed,
                     self.p.metric)
@@ -582,13 +664,21 @@ class _Builder:
                 old = json.loads(meta_path.read_text())
             except (OSError, ValueError):
                 old = None
-            if not old or old.get("params") != self.p.to_json() or old.get("game", {}).get("definition") != self.game.to_text():
+            if (
+                not old
+                or old.get("params") != self.p.to_json()
+                or old.get("game", {}).get("definition") != self.game.to_text()
+                or (self.model is not None and old.get("model_hash") != self.model_hash)
+            ):
                 meta_path.unlink()
         sp = self.space
         last = sp.last
         self._run("river E[HS]", self.feature_key(last), [self._c("river.values.npy"), self._c("river.weights.npy")],
                   self._river)
-        need_features = [s for s in range(last) if self.p.history or self.plan.streets[s].kind in ("emd", "moments")]
+        # history clustering profiles every street (lossless ones by their features); a
+        # model's tables need the features of clustered streets only
+        profiles = self.p.history and self.model is None
+        need_features = [s for s in range(last) if profiles or self.plan.streets[s].kind in ("emd", "moments")]
         lowest = min(need_features) if need_features else last
         for s in range(last - 1, lowest - 1, -1):
             files = [self._c(f"street{s}.{x}.npy") for x in ("counts", "s1", "s2", "weights")]
@@ -600,9 +690,9 @@ class _Builder:
             self._run(f"{self.names[s]} buckets", self.own_key(s), files, partial(self._own, s))
         if self.p.history:
             for s in range(1, last + 1):
-                files = [self._o(f"street{s}.pairs.npy")] + [
-                    self._c(f"street{s}.{x}.npy") for x in ("profile", "pairweights")
-                ]
+                files = [self._o(f"street{s}.pairs.npy")]
+                if self.model is None:
+                    files += [self._c(f"street{s}.{x}.npy") for x in ("profile", "pairweights")]
                 self._run(f"{self.names[s]} history", self.history_key(s), files, partial(self._history, s))
         seconds = time.perf_counter() - t0
         peak = peak_memory_gib()
@@ -657,6 +747,9 @@ class _Builder:
         if plan.kind == "lossless":
             _atomic_save_npy(self._o(f"street{s}.table.npy"), np.arange(plan.table_hands, dtype=dtype))
             return
+        if self.model is not None:
+            self._own_from_model(s)
+            return
         if plan.kind == "ehs":
             values = _load(self._c("river.values.npy"))
             weights = _load(self._c("river.weights.npy"))
@@ -685,6 +778,46 @@ class _Builder:
         }
         _atomic_write_json(self._c(f"street{s}.kmeans.json"), info)
         _atomic_save_npy(self._o(f"street{s}.centroids.npy"), res.centroids)
+        _atomic_save_npy(self._o(f"street{s}.table.npy"), table)
+
+    def _own_from_model(self, s: int) -> None:
+        """Street ``s``'s table from the model: every canonical hand's nearest model centroid.
+
+        The table follows the model, not a clustering. :func:`kmeans`'s labels are the
+        nearest centres of its final centroids only up to float rounding in its
+        accelerated bounds (a relative slack, not a proof), so a k-means build's table
+        could in principle differ from ``nearest`` on a near-tie; the abstraction is the
+        model (what :meth:`CardAbstraction.own_buckets` computes), so the cached table is
+        ``nearest`` of the model's centroids, exactly as the river's ``"ehs"`` kind is
+        built in either case.
+        """
+        assert self.model is not None
+        sp, plan = self.space, self.plan.streets[s]
+        centroids = self.model.centroids[s]
+        assert centroids is not None  # a clustered street has centroids
+        dtype = _table_dtype(plan.own_buckets)
+        tick = self._tick(f"{self.names[s]} buckets")
+        if plan.kind == "ehs":
+            values = _load(self._c("river.values.npy"))
+            label_of_v = nearest(F.river_feature_table(sp.scale, self.p.bins), centroids).astype(dtype)
+            table: np.ndarray = np.empty(values.shape[0], dtype)
+            step = 1 << 24
+            for lo in range(0, values.shape[0], step):
+                hi = min(values.shape[0], lo + step)
+                table[lo:hi] = label_of_v[values[lo:hi]]
+                if tick:
+                    tick(hi, values.shape[0])
+        else:
+            f = self._street_features(s)  # memory-mapped; vectors are made a chunk at a time
+            n = f.s1.shape[0]
+            table = np.empty(n, dtype)
+            for lo in range(0, n, _NEAREST_CHUNK):
+                hi = min(n, lo + _NEAREST_CHUNK)
+                x = F.feature_vectors(f.counts[lo:hi], f.s1[lo:hi], f.s2[lo:hi], sp.scale, _METRICS[plan.kind])
+                table[lo:hi] = nearest(x, centroids)
+                if tick:
+                    tick(hi, n)
+        _atomic_save_npy(self._o(f"street{s}.centroids.npy"), centroids)
         _atomic_save_npy(self._o(f"street{s}.table.npy"), table)
 
     def _own_profile(self, s: int) -> np.ndarray:
@@ -721,6 +854,11 @@ class _Builder:
         )
 
     def _history(self, s: int) -> None:
+        if self.model is not None:
+            pairs = self.model.pairs[s]
+            assert pairs is not None  # history streets after the first have pair maps
+            _atomic_save_npy(self._o(f"street{s}.pairs.npy"), pairs.astype(np.int32))  # as the clustering writes it
+            return
         sp = self.space
         stage = f"{self.names[s]} history"
         tick = self._tick(stage)
@@ -790,7 +928,7 @@ class _Builder:
                 "seed": [self.p.seed, s],
             }
             km = self._c(f"street{s}.kmeans.json")
-            if km.exists() and plan.kind != "lossless":
+            if km.exists() and plan.kind != "lossless" and self.model is None:
                 info["kmeans"] = json.loads(km.read_text())
             streets.append(info)
         h = hashlib.sha256()
@@ -811,8 +949,12 @@ class _Builder:
             "content_hash": "sha256:" + h.hexdigest(),
             "build": {"seconds": round(seconds, 3), "peak_gib": round(peak, 3), "stages": self.report},
         }
+        if self.model is not None:
+            meta["build"]["tables_from_model"] = True
         m = _model_from_dir(self.out, meta)
         meta["model_hash"] = _model_hash(m.meta, m.arrays)
+        if self.model is not None and meta["model_hash"] != self.model_hash:
+            raise ValueError(f"{self.out}: the tables' model hashes to {meta['model_hash']}, not {self.model_hash}")
         _atomic_write_json(self._o(META_FILE), meta)
 
 
@@ -852,6 +994,45 @@ def build_abstraction(
     out = Path(out_dir)
     _check_out_dir(out)
     return _Builder(g, plan, out, progress).build()
+
+
+def build_model_tables(
+    ab: CardAbstraction,
+    out_dir: str | os.PathLike[str],
+    *,
+    progress: ProgressFn | None = None,
+    memory_limit_gib: float | None = None,
+) -> BuildReport:
+    """Build (or finish building) the table directory of ``ab``'s model into ``out_dir``.
+
+    The directory is a complete abstraction, as :func:`build_abstraction` writes one, whose
+    model is ``ab``'s (its ``model_hash`` is :attr:`CardAbstraction.model_hash`, so
+    :meth:`CardAbstraction.attach_tables` accepts it): the same feature stages (river
+    E[HS], histograms by towers; resumable through the stage cache, and reused from a
+    build of the same game and parameters in the same directory), then every clustered
+    street's table as the nearest model centroid of each canonical hand (what
+    :meth:`CardAbstraction.own_buckets` computes), and the model's own centroids and pair
+    maps: no k-means. Built from a build's model, the files equal that build's (same
+    content hash) wherever its k-means labels are the nearest centroids.
+
+    ``progress(stage, done, total)`` as for :func:`build_abstraction`. ``memory_limit_gib``
+    (default: the machine's available memory) refuses a build predicted
+    (:func:`plan_tables`) to need more. Returns the report; ``report.abstraction`` reads
+    the new tables. Raises ``ValueError`` (one line) if the directory is not writable or
+    memory does not suffice.
+    """
+    m = ab._model
+    plan = plan_build(m.game, m.params)
+    need = plan_tables(ab).peak_gib
+    limit = available_memory_gib() if memory_limit_gib is None else memory_limit_gib
+    if need > limit:
+        raise ValueError(
+            f"building the bucket tables is predicted to need {need:.2f} GiB of memory; "
+            f"{limit:.2f} GiB is available"
+        )
+    out = Path(out_dir)
+    _check_out_dir(out)
+    return _Builder(m.game, plan, out, progress, model=m).build()
 
 
 # ------------------------------------------------------------------ the model
