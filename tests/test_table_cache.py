@@ -1,27 +1,36 @@
-"""Bucket tables built from a model (abstraction.card_abstraction.build_model_tables).
+"""Bucket tables built from a model (abstraction.card_abstraction.build_model_tables) and
+cached by model hash (abstraction.table_cache).
 
 Tables built from a build's model alone equal that build's files (same content hash);
 attaching them works and lookups equal the buckets computed from the model; another
-model's directory is refused; a stopped build resumes.
+model's directory is refused; a stopped build resumes. The cache builds once, finds its
+tables again without building, ignores a partial or damaged directory, gives each model
+its own directory and refuses a build the disk cannot hold.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import abstraction.table_cache as tc
 from abstraction.card_abstraction import (
     AbstractionParams,
     CardAbstraction,
     build_abstraction,
     build_model_tables,
+    plan_tables,
 )
+from solver.strategy_io import open_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT20 = "holdem.nolimit.2p.short20"
 LEDUC = "leduc.limit.2p"
+FULL_FILE = ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy"
 
 BUILDS = {
     "short20": (SHORT20, (10, 30, 30, 30), False),  # every street clustered (preflop too)
@@ -37,6 +46,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CardAbstraction
         d = tmp_path_factory.mktemp(key)
         out[key] = build_abstraction(game, AbstractionParams(buckets, history=history), d).abstraction
     return out
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv(tc.CACHE_ENV, str(root))
+    return root
 
 
 def _model_only(ab: CardAbstraction) -> CardAbstraction:
@@ -111,3 +127,106 @@ def test_stopped_build_resumes(built: dict[str, CardAbstraction], tmp_path: Path
     reused = {st["stage"] for st in report.stages if st["reused"]}
     assert {"river E[HS]", "turn features", "river buckets"} <= reused and "turn buckets" not in reused
     assert report.abstraction.content_hash == built["short20_h"].content_hash
+
+
+def test_cache_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(tc.CACHE_ENV, str(tmp_path / "a"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert tc.cache_root() == tmp_path / "a"
+    monkeypatch.delenv(tc.CACHE_ENV)
+    assert tc.cache_root() == tmp_path / "x" / "pokerbot"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert tc.cache_root() == tmp_path / "home" / ".cache" / "pokerbot"
+
+
+def test_cache_builds_once_then_finds(built: dict[str, CardAbstraction], cache: Path) -> None:
+    ab = _model_only(built["short20"])
+    assert tc.cached_tables(ab, build=False) is None
+    assert not tc.attach_cached_tables(ab, build=False) and "no cached tables" in ab.tables_note
+    calls: list[str] = []
+    d = tc.cached_tables(ab, build=True, progress=lambda stage, done, total: calls.append(stage))
+    assert d == tc.tables_dir(ab) == cache / "tables" / ab.model_hash.split(":")[1]
+    assert calls and not ab.tables_used  # cached_tables leaves the abstraction as it was
+    assert not (d / "cache").exists() and not d.with_name(d.name + ".partial").exists()
+    assert json.loads((d / "meta.json").read_text())["model_hash"] == ab.model_hash
+    calls.clear()
+    assert tc.cached_tables(ab, build=True, progress=lambda stage, done, total: calls.append(stage)) == d
+    assert calls == []  # found, not built
+    again = _model_only(built["short20"])
+    assert tc.attach_cached_tables(again, build=False) and again.directory == d
+    # another model gets its own directory
+    other = _other_model(ab)
+    assert tc.cached_tables(other, build=False) is None
+    d2 = tc.cached_tables(other, build=True)
+    assert d2 is not None and d2 != d and d2.parent == d.parent
+    assert tc.cached_tables(ab, build=False) == d
+
+
+def test_partial_or_damaged_directory_is_not_used(built: dict[str, CardAbstraction], cache: Path) -> None:
+    ab = _model_only(built["short20_h"])
+    final = tc.tables_dir(ab)
+    partial = final.with_name(final.name + ".partial")
+
+    def stop(stage: str, done: float, total: float) -> None:
+        if stage == "flop buckets":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        tc.cached_tables(ab, build=True, progress=stop)
+    assert partial.is_dir() and not final.exists()
+    assert tc.cached_tables(ab, build=False) is None  # a stopped build is not used
+    # a partial directory renamed by hand is not complete either
+    partial.rename(final)
+    assert tc.cached_tables(ab, build=False) is None
+    final.rename(partial)
+    calls: list[str] = []
+    d = tc.cached_tables(ab, build=True, progress=lambda stage, done, total: calls.append(stage))
+    assert d == final and not partial.exists()
+    assert "river E[HS]" not in calls and "flop buckets" in calls  # resumed where it stopped
+    # damaged: a truncated table, then metadata that is not JSON
+    table = final / "street3.table.npy"
+    data = table.read_bytes()
+    table.write_bytes(data[: len(data) // 2])
+    assert tc.cached_tables(ab, build=False) is None
+    assert tc.cached_tables(ab, build=True) == final  # rebuilt
+    assert table.read_bytes() == data
+    (final / "meta.json").write_text("{not json")
+    assert tc.cached_tables(ab, build=False) is None
+    # tables of another model under this model's name are refused too
+    build_model_tables(_other_model(ab), cache / "elsewhere")
+    shutil.rmtree(final)
+    shutil.copytree(cache / "elsewhere", final)
+    assert tc.cached_tables(ab, build=False) is None
+    # content damage with the right shape is found with verify
+    assert tc.cached_tables(ab, build=True) == final
+    t = np.load(final / "street2.table.npy")
+    t[0] = (int(t[0]) + 1) % 30
+    np.save(final / "street2.table.npy", t)
+    assert tc.cached_tables(ab, build=False) == final
+    assert tc.cached_tables(ab, build=False, verify=True) is None
+
+
+def test_disk_space_is_checked_first(built: dict[str, CardAbstraction], cache: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    ab = _model_only(built["short20"])
+    plan = plan_tables(ab)
+    assert plan.disk_bytes > plan.final_bytes > 0
+    monkeypatch.setattr(tc.shutil, "disk_usage", lambda path: _Usage(1000))
+    with pytest.raises(ValueError, match=r"needs about .* GB free under .*; free some space or set POKERBOT_CACHE"):
+        tc.cached_tables(ab, build=True)
+    assert not tc.tables_dir(ab).with_name(tc.tables_dir(ab).name + ".partial").exists()
+
+
+class _Usage:
+    def __init__(self, free: int) -> None:
+        self.total = self.used = 0
+        self.free = free
+
+
+def test_needs_tables(built: dict[str, CardAbstraction]) -> None:
+    assert not tc.needs_tables(built["short20"]) and not tc.needs_tables(built["leduc_h"])
+    full = open_strategy(FULL_FILE).abstraction
+    assert full is not None and tc.needs_tables(full)
+    plan = plan_tables(full)
+    assert 2e8 < plan.final_bytes < 4e8 and plan.disk_bytes > plan.final_bytes
