@@ -33,7 +33,9 @@ card abstraction: a bucket is a suit-isomorphism class of the hand and the board
 model (parameters, centroids, pair maps; arrays ``model.<name>``) computes every bucket
 from the cards, so the file plays with nothing beside it
 (:meth:`abstraction.card_abstraction.CardAbstraction.from_model`); a table directory is
-an optional cache, used only where its model hash is the file's.
+an optional cache, used only where its model hash is the file's: one given by the caller,
+or the per-user cache of tables built from the model (:mod:`abstraction.table_cache`,
+``open_strategy(..., tables="auto")``).
 
 ``policy`` (array) is the average strategy addressed as ``offset[node] + bucket *
 n_actions[node] + action`` over the tree ``game`` and ``betting`` rebuild
@@ -86,7 +88,7 @@ from .strategy import Strategy
 from .tree import DECISION, Tree, build_tree, table_offsets
 
 if TYPE_CHECKING:
-    from abstraction.card_abstraction import CardAbstraction
+    from abstraction.card_abstraction import CardAbstraction, ProgressFn
 
     from .chance import BucketBatchFn
     from .policy import BucketFn, TranslatedPolicy
@@ -94,6 +96,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "PRECISIONS",
+    "TABLES_AUTO",
+    "TABLES_CACHED",
     "VERSION",
     "StrategyFile",
     "StrategyFileError",
@@ -130,6 +134,13 @@ MAX_LEGACY_BYTES = 1 << 31
 PRECISIONS = ("u8", "f32")
 _ARRAY_DTYPES = {"|u1", "|i1", "<u2", "<i2", "<i4", "<u4", "<i8", "<f4", "<f8"}
 _LEGACY_DTYPES = {"float64": "<f8", "float32": "<f4"}
+#: ``open_strategy(tables=...)``: the cached tables of the file's model, built (once, into
+#: the cache) when the model needs them (:func:`abstraction.table_cache.needs_tables`).
+TABLES_AUTO = "auto"
+#: ``open_strategy(tables=...)``: the cached tables of the file's model if they are there;
+#: never builds.
+TABLES_CACHED = "cached"
+_TABLE_MODES = (TABLES_AUTO, TABLES_CACHED)
 
 
 class StrategyFileError(ValueError):
@@ -743,7 +754,7 @@ def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], d
 
 
 def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: str | Path | None,
-             abstraction: CardAbstraction | None) -> StrategyFile:
+             abstraction: CardAbstraction | None, progress: ProgressFn | None = None) -> StrategyFile:
     doc, arrays = _parse_v3(buf, source, file_bytes)
 
     def array(name: str) -> np.ndarray:
@@ -763,7 +774,7 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: 
     ab = None
     if cards.get("abstraction") == "card":
         ab = _model_abstraction(cards, {k[len("model."):]: array(k) for k in arrays if k.startswith("model.")},
-                                source, tables, abstraction)
+                                source, tables, abstraction, progress)
     elif cards.get("abstraction") != "lossless":
         raise _fail(source, f"card abstraction {cards.get('abstraction')!r} is not supported")
     else:
@@ -792,15 +803,18 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: 
 
 
 def _model_abstraction(cards: dict[str, Any], arrays: dict[str, np.ndarray], source: str,
-                       tables: str | Path | None, given: CardAbstraction | None) -> CardAbstraction:
+                       tables: str | Path | None, given: CardAbstraction | None,
+                       progress: ProgressFn | None = None) -> CardAbstraction:
     from abstraction.card_abstraction import CardAbstraction  # the evaluator and features load lazily
 
     meta = cards.get("model")
     if not isinstance(meta, dict):
         raise _fail(source, "the card abstraction record holds no model")
+    mode = tables if isinstance(tables, str) and tables in _TABLE_MODES else None
     try:
         model = dict(meta, content_hash=cards.get("content_hash")) if cards.get("content_hash") else meta
-        ab = CardAbstraction.from_model(model, {k: np.array(v) for k, v in arrays.items()}, tables=tables)
+        ab = CardAbstraction.from_model(model, {k: np.array(v) for k, v in arrays.items()},
+                                        tables=None if mode else tables)
     except ValueError as exc:
         raise _fail(source, f"card abstraction model: {exc}") from None
     if ab.model_hash != cards.get("model_hash"):
@@ -810,6 +824,10 @@ def _model_abstraction(cards: dict[str, Any], arrays: dict[str, np.ndarray], sou
     if given is not None:
         check_cards(cards, given, source)
         return given
+    if mode:
+        from abstraction.table_cache import attach_cached_tables, needs_tables
+
+        attach_cached_tables(ab, build=mode == TABLES_AUTO and needs_tables(ab), progress=progress)
     return ab
 
 
@@ -916,10 +934,11 @@ def loads_file(
     game: Game | None = None,
     tables: str | Path | None = None,
     abstraction: CardAbstraction | None = None,
+    progress: ProgressFn | None = None,
 ) -> StrategyFile:
     """Open a strategy held in ``data`` (any version); see :func:`open_strategy`."""
     if data[: len(MAGIC)] == MAGIC:
-        return _from_v3(data, source, len(data), game, tables, abstraction)
+        return _from_v3(data, source, len(data), game, tables, abstraction, progress)
     return _from_legacy(data, source, game, abstraction)
 
 
@@ -929,14 +948,29 @@ def open_strategy(
     game: Game | None = None,
     tables: str | Path | None = None,
     abstraction: CardAbstraction | None = None,
+    progress: ProgressFn | None = None,
 ) -> StrategyFile:
     """Open a strategy file for playing or inspecting: maps its arrays, verifies the
     checksum, rebuilds nothing yet (the tree is built on first use).
 
-    ``game``: refuse a file trained for another game. ``tables``: a card abstraction
-    directory whose bucket tables speed up bucketing (used only where its model hash is
-    the file's). ``abstraction``: for version 2 files over a card abstraction, which do
-    not carry its model. Raises :class:`StrategyFileError` with one line.
+    ``game``: refuse a file trained for another game. ``abstraction``: for version 2
+    files over a card abstraction, which do not carry its model.
+
+    ``tables`` says where the card abstraction's bucket tables come from (they only
+    speed bucketing up: every bucket is the same without them):
+
+    * ``None`` (default): none; buckets are computed from the file's model.
+    * a directory (a :class:`~pathlib.Path`, or any other text): its tables, used only
+      where its model hash is the file's (else ignored; ``abstraction.tables_note`` says why).
+    * ``"auto"`` (:data:`TABLES_AUTO`): the per-user cache of tables built from the file's
+      model (:mod:`abstraction.table_cache`); built there first, with
+      ``progress(stage, done, total)`` per stage, if they are missing and the model needs
+      them (:func:`abstraction.table_cache.needs_tables`: the full deck, 3 to 8 minutes on
+      two cores, 2.3 GiB of memory, 265 MiB kept); a model that does not need them computes.
+    * ``"cached"`` (:data:`TABLES_CACHED`): the cached tables if they are there; never builds.
+
+    Raises :class:`StrategyFileError` with one line on a bad file, and ``ValueError`` (one
+    line) if ``"auto"`` must build tables and cannot (cache not writable, disk or memory).
     """
     p = Path(path)
     try:
@@ -946,7 +980,7 @@ def open_strategy(
                 if size > MAX_FILE_BYTES:
                     raise _fail(str(p), f"{size} bytes is more than the cap {MAX_FILE_BYTES}")
                 buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                return _from_v3(buf, str(p), size, game, tables, abstraction)
+                return _from_v3(buf, str(p), size, game, tables, abstraction, progress)
             if size > MAX_LEGACY_BYTES:
                 raise _fail(str(p), f"{size} bytes is more than the limit {MAX_LEGACY_BYTES}")
             fh.seek(0)

@@ -1,5 +1,5 @@
 """Bucket tables built from a model (abstraction.card_abstraction.build_model_tables) and
-cached by model hash (abstraction.table_cache).
+cached by model hash (abstraction.table_cache), and ``open_strategy(tables="auto")``.
 
 Tables built from a build's model alone equal that build's files (same content hash);
 attaching them works and lookups equal the buckets computed from the model; another
@@ -25,11 +25,12 @@ from abstraction.card_abstraction import (
     build_model_tables,
     plan_tables,
 )
-from solver.strategy_io import open_strategy
+from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, open_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT20 = "holdem.nolimit.2p.short20"
 LEDUC = "leduc.limit.2p"
+SHORT20_FILE = ROOT / "strategies" / "holdem.nolimit.2p.short20.strategy"
 FULL_FILE = ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy"
 
 BUILDS = {
@@ -230,3 +231,29 @@ def test_needs_tables(built: dict[str, CardAbstraction]) -> None:
     assert full is not None and tc.needs_tables(full)
     plan = plan_tables(full)
     assert 2e8 < plan.final_bytes < 4e8 and plan.disk_bytes > plan.final_bytes
+
+
+def test_open_strategy_tables_modes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = open_strategy(SHORT20_FILE)
+    assert plain.abstraction is not None and not plain.abstraction.tables_used
+    # a model that needs no tables: "auto" computes from the model, builds nothing
+    auto = open_strategy(SHORT20_FILE, tables=TABLES_AUTO)
+    assert auto.abstraction is not None and not auto.abstraction.tables_used
+    assert not (cache / "tables").exists() or not any((cache / "tables").iterdir())
+    assert not open_strategy(SHORT20_FILE, tables=TABLES_CACHED).abstraction.tables_used
+    # as if it needed them: "auto" builds (with progress), then anyone finds them
+    monkeypatch.setattr(tc, "COMPUTE_MAX_HANDS", 0)
+    stages: list[str] = []
+    built = open_strategy(SHORT20_FILE, tables=TABLES_AUTO, progress=lambda s, d, t: stages.append(s))
+    ab = built.abstraction
+    assert ab is not None and ab.tables_used and ab.directory == tc.tables_dir(ab) and stages
+    cached = open_strategy(SHORT20_FILE, tables=TABLES_CACHED).abstraction
+    assert cached is not None and cached.tables_used and cached.directory == ab.directory
+    # the file's recorded build is the one the tables reproduce
+    assert cached.content_hash == built.cards["content_hash"]
+    hands = _random_hands(ab, 3, 5_000, seed=7)
+    np.testing.assert_array_equal(cached.lookup_batch(hands), plain.abstraction.bucket_batch(hands))
+    # a directory is still a directory (a Path named "auto" too)
+    by_dir = open_strategy(SHORT20_FILE, tables=ab.directory).abstraction
+    assert by_dir is not None and by_dir.tables_used
+    assert not open_strategy(SHORT20_FILE, tables=Path(TABLES_AUTO)).abstraction.tables_used
