@@ -14,6 +14,7 @@ from abstraction.indexer import HandIndexer
 from abstraction.translation import CALL, map_bet
 from agent.cli import main
 from agent.commands import inspect as insp
+from agent.commands import strategy_tables
 from poker.cards import card_from_str, deck_cards, format_cards, parse_cards
 from poker.game import load_game
 from poker.state import State
@@ -286,7 +287,7 @@ def holdem_file(holdem, monkeypatch, tmp_path):
         _tree=tree, _offset=offset,
     )
     f.bucket = bucket
-    monkeypatch.setattr(insp, "open_strategy", lambda path, **kw: f)
+    monkeypatch.setattr(strategy_tables, "open_strategy", lambda path, **kw: f)
     return f
 
 

@@ -20,6 +20,7 @@ from solver.strategy_io import cards_record, describe_cards, load_strategy
 from ..cli import UserError
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
+from .strategy_tables import add_tables_option, open_with_tables
 from .train import load_abstraction
 
 
@@ -158,6 +159,7 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
     h.add_argument("--seed", type=int, default=0, help="seed of the board sample (default 0)")
     h.add_argument("--mapping", default="pseudo_harmonic",
                    help="action translation of both players (default pseudo_harmonic)")
+    add_tables_option(h, "auto")
     h.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     h.set_defaults(func=run_h2h)
 
@@ -165,12 +167,11 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
 def run_h2h(args: argparse.Namespace) -> int:
     """Compute and print A's head-to-head value against B."""
     from solver.head_to_head import head_to_head
-    from solver.strategy_io import open_strategy
 
     if args.boards is not None and args.boards < 1:
         raise UserError(f"--boards must be at least 1, got {args.boards}")
-    fa = open_strategy(args.a)
-    fb = open_strategy(args.b)
+    fa = open_with_tables(args.a, args.tables, quiet=args.json)
+    fb = open_with_tables(args.b, args.tables, quiet=args.json)
     if fa.game != fb.game:
         raise UserError(
             f"the files are for different games: {args.a} for {fa.game.name or 'one game'}, "

@@ -13,6 +13,7 @@ from pathlib import Path
 from abstraction.translation import MAPPINGS
 
 from ..cli import UserError
+from .strategy_tables import add_tables_option, open_with_tables
 
 
 def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,6 +49,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--mapping", choices=MAPPINGS, default=MAPPINGS[0],
                    help=f"the action translation the player used (default {MAPPINGS[0]})")
     p.add_argument("--purify", type=float, default=0.0, help="the purification the player used (default 0)")
+    add_tables_option(p, "auto")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Read the log, run AIVAT, print the result."""
     from poker.log import LogFormatError, parse_log
     from solver.aivat import aivat, known_player_name
-    from solver.strategy_io import StrategyFileError, open_strategy
+    from solver.strategy_io import StrategyFileError
 
     try:
         text = Path(args.log).read_text()
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read {args.log}: {exc}") from None
     try:
         log = parse_log(text)
-        strategy = open_strategy(args.strategy)
+        strategy = open_with_tables(args.strategy, args.tables, quiet=args.json)
         name = args.seat_name or known_player_name(log, Path(args.strategy).stem)
         result = aivat(strategy.translated(args.mapping, args.purify), log, name)
     except (LogFormatError, StrategyFileError, ValueError) as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 from poker.game import load_game
 
 from ..cli import UserError
+from .strategy_tables import add_tables_option, open_with_tables
 
 _DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
 _BOTS = ("fold", "call", "raise", "allin", "random")
@@ -52,6 +53,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--actions", metavar="SPEC", help="LBR's action set per street (see below)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals, samples and the player's draws")
     p.add_argument("--samples", type=int, default=1000, help="board run-outs sampled where not enumerated")
+    add_tables_option(p, "auto")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -67,12 +69,10 @@ def run(args: argparse.Namespace) -> int:
         game = load_game(args.game or _DEFAULT_GAME)
         opponent = BlindOpponent(args.player, seed=args.seed)
     else:
-        from solver.strategy_io import open_strategy
-
         if not Path(args.player).exists():
             raise UserError(f"{args.player!r} is neither a bot ({', '.join(_BOTS)}) nor a strategy file")
         game = load_game(args.game) if args.game else None
-        strategy = open_strategy(args.player, game=game)
+        strategy = open_with_tables(args.player, args.tables, game=game, quiet=args.json)
         game = strategy.game
         opponent = StrategyOpponent(strategy.translated(), seed=args.seed, name=str(args.player))
     if game.num_players != 2:

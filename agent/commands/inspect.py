@@ -31,10 +31,11 @@ from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
 from poker.state import ActionKind, State
 from solver.policy import Branch, BucketFn, TranslatedPolicy, follow
-from solver.strategy_io import StrategyFile, open_strategy
+from solver.strategy_io import StrategyFile
 from solver.tree import Tree
 
 from ..cli import UserError
+from .strategy_tables import add_tables_option, open_with_tables
 
 __all__ = [
     "GRID_RANKS",
@@ -117,11 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=MAPPINGS[0],
         help=f"action translation of real bets (default {MAPPINGS[0]})",
     )
-    p.add_argument(
-        "--tables",
-        metavar="DIR",
-        help="card abstraction directory whose bucket tables speed up bucketing",
-    )
+    add_tables_option(p, "cached")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -514,7 +511,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--board goes with --hand")
     if args.history is not None and args.hand is None and not args.grid:
         raise UserError("--history needs --hand CARDS (or --grid for hold'em)")
-    f = open_strategy(args.file, tables=args.tables)
+    f = open_with_tables(args.file, args.tables, quiet=args.json)
     meta = f.describe()
     game = f.game
     if not (args.grid or args.hand is not None):
