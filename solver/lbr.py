@@ -383,7 +383,11 @@ class StrategyOpponent:
 @dataclass
 class LBRResult:
     """LBR's winnings: ``mbb_per_game`` with ``ci95`` (a 95% interval over seat pairs),
-    ``chips_per_game``, per seat, and timing."""
+    ``chips_per_game``, per seat, and timing.
+
+    ``values``: LBR's chips in each hand, in play order (hands ``2j`` and ``2j + 1`` share
+    deal ``j`` with the seats swapped); :attr:`mbb_values` is the same in mbb, and
+    :attr:`deal_mbb_values` the mean of each deal's pair: the samples ``ci95`` is over."""
 
     player: str
     game: str
@@ -397,10 +401,24 @@ class LBRResult:
     seed: int
     values: np.ndarray = field(repr=False)
     translation: dict[str, int] | None = None
+    #: the game's big blind (chips), the unit of the mbb figures
+    big_blind: float = 0.0
 
     @property
     def seconds_per_hand(self) -> float:
         return self.seconds / self.hands if self.hands else 0.0
+
+    @property
+    def mbb_values(self) -> np.ndarray:
+        """LBR's winnings per hand in mbb, in play order."""
+        return self.values * (1000.0 / self.big_blind)
+
+    @property
+    def deal_mbb_values(self) -> np.ndarray:
+        """The mean over each deal's pair of hands (the last deal may have one hand), in
+        mbb and deal order: the independent samples of ``ci95``."""
+        v = self.mbb_values
+        return np.array([v[i : i + 2].mean() for i in range(0, v.size, 2)])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -618,4 +636,5 @@ class LocalBestResponse:
             seed=self.seed,
             values=values,
             translation=counts.to_dict() if counts is not None else None,
+            big_blind=float(game.big_blind),
         )

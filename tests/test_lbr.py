@@ -202,3 +202,18 @@ def test_pokerbot_eval_lbr_is_wired(capsys):
     assert main(["eval", "lbr", "fold", "--hands", "20", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc["mbb_per_game"] == 750.0 and doc["hands"] == 20
+
+
+def test_per_hand_values_for_plots():
+    """The per-hand values in play order, in chips and mbb, and the per-deal means the
+    interval is over."""
+    game = load_game("leduc.nolimit.2p")
+    r = LocalBestResponse(game, BlindOpponent("random", seed=1), seed=1).run(41)  # the last deal has one hand
+    assert r.values.shape == (41,) and r.big_blind == game.big_blind
+    assert np.allclose(r.mbb_values, r.values * 1000 / game.big_blind)
+    assert r.mbb_values.mean() == pytest.approx(r.mbb_per_game)
+    deals = r.deal_mbb_values
+    assert deals.shape == (21,) and deals[0] == pytest.approx(r.mbb_values[:2].mean()) and deals[-1] == r.mbb_values[-1]
+    half = 1.96 * deals.std(ddof=1) / np.sqrt(deals.size)
+    assert r.ci95 == pytest.approx((r.mbb_per_game - half, r.mbb_per_game + half))
+    assert "values" not in r.to_dict()  # the JSON stays a summary
