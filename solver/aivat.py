@@ -27,19 +27,33 @@ the public state and the known player's cards: its equity against a uniformly ra
 opponent hand (over every completion of the board) times the matched pot (an uncalled
 bet is returned), minus its own matched contribution; a fold ends the hand with its real
 value. With ``v = 0`` every correction vanishes and AIVAT is the plain estimate.
+
+Large games (the full deck). A chance event's expectation is enumerated, except where
+:class:`CheckdownValue` has more than ``chance_limit`` outcomes (the hold'em flop: 17,296)
+and its value after them is exact (every run-out enumerated): there
+:meth:`CheckdownValue.chance_mean` estimates it from ``chance_samples`` joint draws of the
+new board cards, a uniform opponent hand and the rest of the board, seeded by the hand
+number, street and seat. The draw is independent of the cards chance dealt and its mean
+is the exact expectation, so each correction still has mean zero and the estimator stays
+unbiased (the draw adds a little variance: about ``0.5 / sqrt(chance_samples)`` of the pot).
+Equities that are themselves sampled (too many run-outs, as preflop on the full deck) are
+computed for a canonical relabelling of the suits, so that the 1,326 preflop hands of the
+known player's hole-card expectation cost 169 equities.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from poker.cards import deck_cards
+from poker.evaluator import rank_cards
 from poker.game import Game
 from poker.log import LogHand, MatchLog
 from poker.state import State
@@ -53,6 +67,7 @@ __all__ = [
     "HandTerms",
     "ValueFn",
     "aivat",
+    "chance_seed",
     "hand_terms",
     "known_player_name",
     "zero_value",
@@ -69,31 +84,189 @@ def zero_value(state: State, position: int, hole: Sequence[int], board: Sequence
     return 0.0
 
 
+@njit(cache=True)
+def _chance_equity(hole, board, dead, deck, n_new, total_board, kh, samples, seed):  # pragma: no cover - compiled
+    """Mean share of the pot (ties half) of ``hole`` at a showdown against a uniform
+    opponent hand over ``samples`` joint draws: ``n_new`` board cards from ``deck`` minus
+    ``hole``, ``board`` and ``dead``; then the opponent's ``kh`` cards and the rest of the
+    board from every card left, ``dead`` included (the value function does not know them)."""
+    np.random.seed(seed)
+    k = hole.shape[0]
+    nb = board.shape[0]
+    known = np.zeros(256, np.bool_)
+    is_dead = np.zeros(256, np.bool_)
+    for c in hole:
+        known[c] = True
+    for c in board:
+        known[c] = True
+    for c in dead:
+        is_dead[c] = True
+    live = np.empty(deck.shape[0], np.int64)
+    gone = np.empty(deck.shape[0], np.int64)
+    n_live = 0
+    n_gone = 0
+    for c in deck:
+        if known[c]:
+            continue
+        if is_dead[c]:
+            gone[n_gone] = c
+            n_gone += 1
+        else:
+            live[n_live] = c
+            n_live += 1
+    runout = total_board - nb - n_new
+    need = kh + runout
+    me = np.empty(k + total_board, np.int64)
+    op = np.empty(kh + total_board, np.int64)
+    for j in range(k):
+        me[j] = hole[j]
+    for j in range(nb):
+        me[k + j] = board[j]
+        op[kh + j] = board[j]
+    work = np.empty(n_live + n_gone, np.int64)
+    total = 0.0
+    for _ in range(samples):
+        for j in range(n_new):  # partial Fisher-Yates: live[:n_new] is chance's draw
+            t = j + np.random.randint(n_live - j)
+            c = live[t]
+            live[t] = live[j]
+            live[j] = c
+            me[k + nb + j] = c
+            op[kh + nb + j] = c
+        m = 0
+        for j in range(n_new, n_live):
+            work[m] = live[j]
+            m += 1
+        for j in range(n_gone):
+            work[m] = gone[j]
+            m += 1
+        for j in range(need):  # then the opponent's hand and the run-out
+            t = j + np.random.randint(m - j)
+            c = work[t]
+            work[t] = work[j]
+            work[j] = c
+        for j in range(kh):
+            op[j] = work[j]
+        for j in range(runout):
+            c = work[kh + j]
+            me[k + nb + n_new + j] = c
+            op[kh + nb + n_new + j] = c
+        mine = rank_cards(me, k + total_board)
+        theirs = rank_cards(op, kh + total_board)
+        if mine > theirs:
+            total += 1.0
+        elif mine == theirs:
+            total += 0.5
+    return total / samples
+
+
+def chance_seed(hand_no: int, street: int, position: int) -> int:
+    """The seed of :meth:`CheckdownValue.chance_mean`'s draw for a hand's street and seat:
+    it depends on nothing chance deals."""
+    return (hand_no * 1_000_003 + street * 101 + position) & 0xFFFFFFFF
+
+
 class CheckdownValue:
     """The known player's value if the rest of the hand were checked down: equity against
     a uniformly random opponent hand (every board completion and every opponent hand
-    that misses the known cards, enumerated where :func:`solver.lbr.range_equity` can)
-    times the matched pot (twice the smaller contribution: an uncalled bet is returned),
-    minus its matched contribution; after a fold, the fold's real value."""
+    that misses the known cards, enumerated where :func:`solver.lbr.range_equity` can:
+    at most ``enum_limit`` run-outs, else ``samples`` seeded ones) times the matched pot
+    (twice the smaller contribution: an uncalled bet is returned), minus its matched
+    contribution; after a fold, the fold's real value.
 
-    def __init__(self, game: Game) -> None:
+    ``chance_limit`` and ``chance_samples``: a chance event with more outcomes than
+    ``chance_limit`` is estimated from ``chance_samples`` draws (:meth:`chance_mean`)."""
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        samples: int = 1000,
+        enum_limit: int = 2000,
+        chance_limit: int = 1000,
+        chance_samples: int = 20000,
+    ) -> None:
         if game.num_players != 2:
             raise ValueError("AIVAT here is heads-up")
+        if samples < 1 or chance_samples < 1:
+            raise ValueError("samples and chance_samples must be positive")
         self.game = game
+        self.samples = int(samples)
+        self.enum_limit = int(enum_limit)
+        self.chance_limit = int(chance_limit)
+        self.chance_samples = int(chance_samples)
         deck = deck_cards(game.num_ranks, game.num_suits)
+        self._deck = np.array(deck, np.int64)
+        self._suits = sorted({c & 3 for c in deck})
         self.hands = np.array(list(combinations(deck, game.num_hole_cards)), np.int64)
         self.weights = np.ones(len(self.hands))
         self._cache: dict[tuple[tuple[int, ...], tuple[int, ...]], float] = {}
 
+    def exact(self, cards_known: int, board_cards: int) -> bool:
+        """Whether the equity with ``cards_known`` cards known (the known player's and the
+        board's) of which ``board_cards`` on the board enumerates every run-out."""
+        missing = self.game.total_board_cards - board_cards
+        return missing <= 0 or math.comb(len(self._deck) - cards_known, missing) <= self.enum_limit
+
+    def _canonical(self, hole: Sequence[int], board: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The cards with the suits renamed in order of first appearance (hole, then board,
+        each from the highest card): suit-isomorphic cards get one name."""
+        names: dict[int, int] = {}
+        for c in [*sorted(hole, reverse=True), *sorted(board, reverse=True)]:
+            if c & 3 not in names:
+                names[c & 3] = self._suits[len(names)]
+        return (tuple(sorted(c - (c & 3) + names[c & 3] for c in hole)),
+                tuple(sorted(c - (c & 3) + names[c & 3] for c in board)))
+
     def equity(self, hole: Sequence[int], board: Sequence[int]) -> float:
-        """Share of the pot at a showdown against a uniform opponent hand (ties half)."""
+        """Share of the pot at a showdown against a uniform opponent hand (ties half);
+        where run-outs are sampled, the equity of the canonical suit relabelling."""
         key = (tuple(sorted(hole)), tuple(sorted(board)))
         e = self._cache.get(key)
         if e is None:
             from .lbr import range_equity
 
-            e = self._cache[key] = range_equity(hole, board, self.hands, self.weights, self.game)
+            cards = key
+            if not self.exact(len(hole) + len(board), len(board)):
+                cards = self._canonical(hole, board)
+                e = self._cache.get(cards)
+            if e is None:
+                e = self._cache[cards] = range_equity(
+                    cards[0], cards[1], self.hands, self.weights, self.game,
+                    samples=self.samples, enum_limit=self.enum_limit,
+                )
+            self._cache[key] = e
         return e
+
+    def chance_mean(
+        self,
+        state: State,
+        position: int,
+        hole: Sequence[int],
+        board: Sequence[int],
+        n_new: int,
+        dead: Sequence[int],
+        *,
+        seed: int,
+    ) -> float | None:
+        """An unbiased estimate of ``E[v]`` after chance deals ``n_new`` board cards to
+        ``board`` from the cards not in ``hole``, ``board`` or ``dead`` (the opponent's), at
+        ``state`` (the betting when they are dealt), drawn with ``seed``; ``None`` where
+        the expectation is to be enumerated: at most ``chance_limit`` outcomes, or a value
+        after them that is not exact (so whose mean the draw would not estimate)."""
+        known = len(hole) + len(board)
+        outcomes = math.comb(len(self._deck) - known - len(dead), n_new)
+        if outcomes <= self.chance_limit or not self.exact(known + n_new, len(board) + n_new):
+            return None
+        if any(state.folded):
+            return None
+        matched = float(min(state.spent))
+        e = _chance_equity(
+            np.asarray(hole, np.int64), np.asarray(board, np.int64), np.asarray(dead, np.int64), self._deck,
+            int(n_new), int(self.game.total_board_cards), int(self.game.num_hole_cards),
+            self.chance_samples, int(seed) & 0xFFFFFFFF,
+        )
+        return e * 2.0 * matched - matched
 
     def __call__(self, state: State, position: int, hole: Sequence[int], board: Sequence[int]) -> float:
         spent = state.spent
@@ -184,9 +357,14 @@ def hand_terms(
             new = tuple(hand.boards[street]) if street < len(hand.boards) else ()
             if len(new) != n:
                 raise ValueError(f"hand {hand.hand_no}: the log does not show street {street}'s board")
-            dead = set(me) | others | set(board)
-            outcomes = list(combinations([c for c in deck if c not in dead], n))
-            expected = sum(value(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
+            expected = None
+            if isinstance(value, CheckdownValue):
+                expected = value.chance_mean(state, position, me, board, n, sorted(others),
+                                             seed=chance_seed(hand.hand_no, street, position))
+            if expected is None:
+                dead = set(me) | others | set(board)
+                outcomes = list(combinations([c for c in deck if c not in dead], n))
+                expected = sum(value(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
             board.extend(new)
             chance += value(state, position, me, board) - expected
     return HandTerms(float(hand.values[position]), chance, decision, decisions)
@@ -210,7 +388,12 @@ def known_player_name(log: MatchLog, stem: str) -> str:
 @dataclass(frozen=True)
 class AivatResult:
     """Plain and AIVAT estimates of the known player's value per hand (chips and mbb/g,
-    95% intervals over hands), and the variance reduction."""
+    95% intervals over hands), and the variance reduction.
+
+    Per hand, in the log's order (the order of play): ``values`` (the outcome) and
+    ``aivat_values`` in chips, :attr:`mbb_values` and :attr:`aivat_mbb_values` in mbb, and
+    ``hand_numbers``, each hand's number in the log (which pairs the hands of a duplicate
+    match's deals)."""
 
     game: str
     player: str
@@ -226,9 +409,20 @@ class AivatResult:
     decisions: int
     values: np.ndarray
     aivat_values: np.ndarray
+    hand_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def _mbb(self, x: float) -> float:
         return 1000.0 * x / self.big_blind
+
+    @property
+    def mbb_values(self) -> np.ndarray:
+        """The outcome of each hand in mbb, in the log's order."""
+        return self.values * (1000.0 / self.big_blind)
+
+    @property
+    def aivat_mbb_values(self) -> np.ndarray:
+        """The AIVAT value of each hand in mbb, in the log's order."""
+        return self.aivat_values * (1000.0 / self.big_blind)
 
     def _ci(self, mean: float, sd: float) -> tuple[float, float]:
         half = 1.96 * sd / math.sqrt(self.hands) if self.hands > 1 else math.inf
@@ -289,18 +483,24 @@ def aivat(
     *,
     value: ValueFn | None = None,
     hole_chance: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> AivatResult:
     """AIVAT over every hand of ``log`` in which ``player`` (a name in the log) plays the
-    known ``policy``; ``value`` defaults to :class:`CheckdownValue`."""
+    known ``policy``; ``value`` defaults to :class:`CheckdownValue`. ``progress(n)`` is
+    called after each of the player's hands with the number done."""
     game = policy.game
     if game.num_players != 2:
         raise ValueError(f"AIVAT here is heads-up; {game.name} has {game.num_players} players")
     v = value if value is not None else CheckdownValue(game)
     terms: list[HandTerms] = []
+    numbers: list[int] = []
     for hand in log.hands:
         if player not in hand.names:
             continue
         terms.append(hand_terms(policy, hand, hand.names.index(player), v, hole_chance=hole_chance))
+        numbers.append(hand.hand_no)
+        if progress is not None:
+            progress(len(terms))
     if not terms:
         raise ValueError(f"no hand in the log has a player named {player!r}")
     plain = np.array([t.outcome for t in terms])
@@ -322,4 +522,5 @@ def aivat(
         decisions=sum(t.decisions for t in terms),
         values=plain,
         aivat_values=av,
+        hand_numbers=np.array(numbers, np.int64),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,10 @@ import pytest
 
 from agent.cli import main
 from poker.log import parse_log
-from solver.aivat import aivat, known_player_name, zero_value
+from poker.cards import deck_cards
+from poker.game import load_game
+from poker.state import State
+from solver.aivat import CheckdownValue, aivat, known_player_name, zero_value
 from solver.algorithms import solve
 from solver.head_to_head import head_to_head
 from solver.strategy_io import open_strategy, save_strategy
@@ -35,7 +39,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for seed in SEEDS:
         log = tmp / f"m{seed}.log"
         rc = main(["match", "leduc.nolimit.2p", "--players", f"strategy:{SHIPPED}", f"strategy:{other}",
-                   "--hands", str(HANDS), "--seed", str(seed), "--quiet", "--json", "--log", str(log)])
+                   "--hands", str(HANDS), "--seed", str(seed), "--quiet", "--json", "--log", str(log),
+                   "--no-aivat"])
         assert rc == 0
         logs.append(log)
     a, b = open_strategy(SHIPPED), open_strategy(other)
@@ -110,3 +115,52 @@ def test_cli(setup, capsys):
     out = capsys.readouterr().out
     assert "AIVAT:" in out and "variance reduction" in out
     assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--seat-name", "nobody"]) != 0
+
+
+def test_per_hand_values_in_log_order(setup):
+    log = parse_log(setup["logs"][0].read_text())
+    r = aivat(setup["a"].translated(), log, "leduc.nolimit.2p")
+    assert list(r.hand_numbers) == [h.hand_no for h in log.hands]
+    seat = [h.names.index("leduc.nolimit.2p") for h in log.hands]
+    assert list(r.values) == [h.values[p] for h, p in zip(log.hands, seat)]
+    bb = open_strategy(SHIPPED).game.big_blind
+    assert np.allclose(r.mbb_values, r.values * 1000 / bb)
+    assert np.allclose(r.aivat_mbb_values, r.aivat_values * 1000 / bb)
+    assert r.aivat_mbb_values.mean() == pytest.approx(r.aivat_mbb_per_game)
+    assert set(r.to_dict()).isdisjoint({"values", "aivat_values", "hand_numbers"})
+
+
+@pytest.mark.parametrize("name, n_new", [("leduc.nolimit.2p", 1), ("holdem.nolimit.2p.short20", 3)])
+def test_sampled_chance_expectation_is_the_enumerated_one(name, n_new):
+    """Where a chance event has many outcomes, the expectation is a seeded joint draw whose
+    mean is the enumerated expectation (here forced with chance_limit=0 on events small
+    enough to enumerate: Leduc's flop card and the 20-card deck's 560 flops)."""
+    game = load_game(name)
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    k = game.num_hole_cards
+    hole, dead = tuple(deck[:k]), tuple(deck[-k:])
+    state = State.new_hand(game)
+    exact = CheckdownValue(game)
+    assert exact.chance_mean(state, 0, hole, (), n_new, dead, seed=1) is None  # few outcomes: enumerated
+    sampled = CheckdownValue(game, chance_limit=0, chance_samples=200_000)
+    rest = [c for c in deck if c not in hole and c not in dead]
+    want = np.mean([exact(state, 0, hole, c) for c in combinations(rest, n_new)])
+    got = sampled.chance_mean(state, 0, hole, (), n_new, dead, seed=1)
+    pot = 2 * min(state.spent)
+    # the share of the pot is a mean of 200,000 draws of sd at most 1/2: 4 sd is 0.0045
+    assert got == pytest.approx(want, abs=0.0045 * pot)
+    assert sampled.chance_mean(state, 0, hole, (), n_new, dead, seed=1) == got  # seeded
+    assert sampled.chance_mean(state, 0, hole, (), n_new, dead, seed=2) != got
+
+
+def test_full_deck_sampled_equities_are_suit_canonical():
+    game = load_game("holdem.nolimit.2p.reverse_blinds")
+    v = CheckdownValue(game, samples=200)
+    assert not v.exact(2, 0) and v.exact(5, 3)  # preflop sampled, the flop's run-outs enumerated
+    ak = [(51, 46), (50, 47), (48, 45)]  # As Kh, Ah Ks, Ac Kd: one suit class
+    assert len({v.equity(h, ()) for h in ak}) == 1
+    assert v.equity((51, 47), ()) != v.equity(ak[0], ())  # AKs is another class
+    state = State.new_hand(game)
+    # a full-deck flop (17,296 outcomes) is drawn, where the value after it is exact
+    assert v.chance_mean(state, 0, (51, 46), (), 3, (0, 1), seed=3) is not None
+    assert v.chance_mean(state, 0, (51, 46), (0, 4, 8), 1, (1, 2), seed=3) is None  # 45 turns: enumerated
