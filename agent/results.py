@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -59,10 +60,7 @@ def match_results(log: MatchLog, big_blind: int, passes: int = 1) -> list[Player
     """
     if big_blind <= 0:
         raise ValueError(f"big blind {big_blind} must be positive")
-    if passes < 1:
-        raise ValueError(f"passes {passes} must be at least 1")
-    total_hands = sum(h.num_hands for h in log.headers[:1]) or len(log.hands)
-    per_pass = max(total_hands // passes, 1)
+    per_pass = hands_per_pass(log, passes)
     order: list[str] = []
     hands: dict[str, int] = defaultdict(int)
     chips: dict[str, float] = defaultdict(float)
@@ -83,3 +81,28 @@ def match_results(log: MatchLog, big_blind: int, passes: int = 1) -> list[Player
         mean, lo, hi = mean_ci95(samples)
         out.append(PlayerResult(name, hands[name], chips[name], mean, (lo, hi)))
     return out
+
+
+def hands_per_pass(log: MatchLog, passes: int) -> int:
+    """The deals of a match played in ``passes`` passes (the header's hand count, else the
+    hands logged, over ``passes``): hand ``h`` plays deal ``h % hands_per_pass``."""
+    if passes < 1:
+        raise ValueError(f"passes {passes} must be at least 1")
+    total_hands = sum(h.num_hands for h in log.headers[:1]) or len(log.hands)
+    return max(total_hands // passes, 1)
+
+
+def deal_means(
+    values: Sequence[float], hand_numbers: Sequence[int], per_pass: int, passes: int
+) -> list[float] | None:
+    """One player's per-hand ``values`` (hand ``hand_numbers[i]``) of a duplicate match
+    averaged per deal (hand number modulo ``per_pass``), in deal order; ``None`` unless
+    the player played every deal it played exactly ``passes`` times."""
+    if len(values) != len(hand_numbers):
+        raise ValueError(f"{len(values)} values for {len(hand_numbers)} hand numbers")
+    by_deal: dict[int, list[float]] = defaultdict(list)
+    for v, h in zip(values, hand_numbers):
+        by_deal[int(h) % per_pass].append(float(v))
+    if not by_deal or any(len(vs) != passes for vs in by_deal.values()):
+        return None
+    return [math.fsum(by_deal[d]) / passes for d in sorted(by_deal)]

@@ -15,11 +15,12 @@ import aiomqtt
 import pytest
 
 from agent.cli import main
-from agent.commands.match import parse_cpus
+from agent.commands.match import PLAYER_MAPPING, parse_cpus
 from poker.log import parse_log
 from tests.mqtt_broker import Broker
 
 ROOT = Path(__file__).resolve().parents[1]
+LEDUC_STRATEGY = ROOT / "strategies" / "leduc.nolimit.2p.strategy"
 
 
 def run_match(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -44,6 +45,7 @@ def test_match_json_matches_the_log(tmp_path):
         assert p["mbb_per_game"] == pytest.approx(1000 * p["chips"] / 100 / 150)
         lo, hi = p["ci95"]
         assert lo <= p["mbb_per_game"] <= hi
+        assert "aivat" not in p  # no strategy, no AIVAT
     assert "match [" in out.stderr  # the progress bar
 
 
@@ -247,3 +249,80 @@ def test_broker_dying_mid_match_costs_no_hand(tmp_path):
     warnings = "".join((tmp_path / f"d.player{i}.err").read_text() for i in (1, 2))
     assert "unavailable" in warnings  # each bot warned instead of failing
     assert "never retrieved" not in warnings and "Traceback" not in warnings  # and said no more
+
+
+def _eval_aivat(log: Path, capsys) -> dict:
+    assert main(["eval", "aivat", str(log), "--strategy", str(LEDUC_STRATEGY), "--json"]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_match_estimates_a_strategy_by_aivat(tmp_path, capsys, duplicate):
+    """A strategy player's entry carries AIVAT's estimate from the match's own hands: the
+    estimate 'pokerbot eval aivat' gives on the match's log; with --duplicate the
+    intervals are over deals, the plain one then being the match's own."""
+    log = tmp_path / "m.log"
+    argv = ["leduc.nolimit.2p", "--players", f"strategy:{LEDUC_STRATEGY}", "equity", "--hands", "150",
+            "--seed", "8", "--log", str(log), "--json", "--quiet", *(["--duplicate"] if duplicate else [])]
+    out = run_match(*argv)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    me, bot = res["players"]
+    assert "aivat" not in bot
+    block = me["aivat"]
+    assert set(block) == {"player", "hands", "mbb_per_game", "ci95", "aivat_mbb_per_game", "aivat_ci95",
+                          "variance_reduction", "sd_ratio", "interval_over", "seconds"}
+    want = _eval_aivat(log, capsys)
+    assert block["player"] == want["player"] == me["name"]
+    assert block["hands"] == want["hands"] == me["hands"] == (300 if duplicate else 150)
+    assert block["aivat_mbb_per_game"] == want["aivat_mbb_per_game"]
+    assert block["mbb_per_game"] == want["mbb_per_game"] == pytest.approx(me["mbb_per_game"])
+    lo, hi = block["aivat_ci95"]
+    assert lo < block["aivat_mbb_per_game"] < hi and block["seconds"] > 0
+    if duplicate:
+        assert block["interval_over"] == "deals"
+        assert block["ci95"] == pytest.approx(me["ci95"])  # the match's interval over deals
+        assert block["sd_ratio"] == pytest.approx((hi - lo) / (block["ci95"][1] - block["ci95"][0]))
+        assert block["variance_reduction"] == pytest.approx(1 - block["sd_ratio"] ** 2)
+    else:
+        assert block["interval_over"] == "hands"
+        for key in ("ci95", "aivat_ci95", "variance_reduction", "sd_ratio"):
+            assert block[key] == want[key]
+        # the text output says it in one line
+        text = run_match(*[a for a in argv if a != "--json"])
+        assert text.returncode == 0, text.stderr
+        line = [ln for ln in text.stdout.splitlines() if "AIVAT" in ln]
+        assert len(line) == 1
+        assert line[0].startswith(f"{me['name']}: AIVAT {block['aivat_mbb_per_game']:.1f} mbb/g")
+
+
+def test_no_aivat_and_a_failing_estimate_leave_the_match_as_it_was(tmp_path, capsys, monkeypatch):
+    argv = ["match", "leduc.nolimit.2p", "--players", "call", f"strategy:{LEDUC_STRATEGY}", "--hands", "40",
+            "--seed", "2", "--quiet", "--json", "--log", str(tmp_path / "m.log")]
+    assert main([*argv, "--no-aivat"]) == 0
+    plain = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert all("aivat" not in p for p in plain["players"])
+
+    import solver.aivat
+
+    def cannot(*args, **kwargs):
+        raise ValueError("AIVAT here is heads-up")
+
+    monkeypatch.setattr(solver.aivat, "aivat", cannot)
+    assert main(argv) == 0
+    failed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert failed["completed"] and failed["players"][1]["aivat"] == {"error": "AIVAT here is heads-up"}
+    for p in failed["players"]:
+        p.pop("aivat", None)
+    assert failed == plain
+    assert main([a for a in argv if a != "--json"]) == 0
+    assert "leduc.nolimit.2p: no AIVAT estimate: AIVAT here is heads-up" in capsys.readouterr().out
+
+
+def test_aivat_uses_the_players_translation():
+    import inspect
+
+    from agent.strategy_player import StrategyPlayer, load_player
+
+    assert inspect.signature(load_player).parameters["mapping"].default == PLAYER_MAPPING
+    assert inspect.signature(StrategyPlayer).parameters["mapping"].default == PLAYER_MAPPING

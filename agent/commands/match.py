@@ -1,4 +1,9 @@
-"""``pokerbot match``: our dealer and one bot process per seat over loopback, one command."""
+"""``pokerbot match``: our dealer and one bot process per seat over loopback, one command.
+
+After the match, each strategy player's winnings are also estimated by AIVAT
+(:mod:`solver.aivat`) from the match's own hands, with the translation, purification and
+bucket tables the player used; ``--no-aivat`` skips it.
+"""
 
 from __future__ import annotations
 
@@ -14,17 +19,24 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from poker.game import Game, load_game
-from poker.log import parse_log
+from poker.log import MatchLog, parse_log
 
 from solver.strategy_io import StrategyFileError, open_strategy
 
 from ..bots import BOTS, STRATEGY_PREFIX
 from ..cli import UserError
 from ..progress import Progress
-from ..results import match_results
+from ..results import deal_means, hands_per_pass, match_results, mean_ci95
 from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
+
+#: How a strategy player translates the opponent's bets: the player's default
+#: (:func:`agent.strategy_player.load_player`), which AIVAT must use too.
+PLAYER_MAPPING = "pseudo_harmonic"
+#: The purification strategy players are started with (``pokerbot play --purify``).
+PLAYER_PURIFY = 0.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot match leduc.limit.2p --players raise call --hands 5000 --seed 7 --duplicate --json\n"
             "  pokerbot match holdem.nolimit.3p --players call random allin --hands 300 --seed 3\n"
             "  pokerbot match leduc.nolimit.2p --players strategy:strategies/leduc.nolimit.2p.strategy call \\\n"
-            "      --hands 20000 --duplicate --json"
+            "      --hands 20000 --duplicate --json\n"
+            "A strategy:FILE player's entry also gets AIVAT's lower-variance estimate of its winnings\n"
+            "(as 'pokerbot eval aivat LOG --strategy FILE' gives; with --duplicate the intervals are\n"
+            "over deals), or the reason there is none; --no-aivat skips it."
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -61,6 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--tables", type=Path, metavar="DIR",
                    help="strategy players: a card abstraction directory whose bucket tables replace "
                         "computing buckets from the cards (used where it was built from the file's model)")
+    p.add_argument("--no-aivat", action="store_true",
+                   help="do not estimate strategy players' winnings by AIVAT after the match "
+                        "(on the full deck it takes about 0.1 s per hand)")
     add_mqtt_options(p)
     add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
@@ -210,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.mqtt:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 if bot.startswith(STRATEGY_PREFIX):
-                    cmd += ["--summary", str(_summary_path(log_path, seat))]
+                    cmd += ["--summary", str(_summary_path(log_path, seat)), "--purify", f"{PLAYER_PURIFY:g}"]
                     if args.tables is not None:
                         cmd += ["--tables", str(args.tables)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
@@ -247,6 +265,17 @@ def run(args: argparse.Namespace) -> int:
         entry["bot"] = bot
         if bot.startswith(STRATEGY_PREFIX):
             entry["translation"] = _translation(_summary_path(log_path, seat))
+    if not args.no_aivat:
+        interrupted = False
+        for entry, bot in zip(players, args.players):
+            if not bot.startswith(STRATEGY_PREFIX):
+                continue
+            if interrupted:
+                entry["aivat"] = {"error": "interrupted"}
+                continue
+            entry["aivat"] = _aivat_entry(log, game, bot[len(STRATEGY_PREFIX):], entry["name"], args.tables,
+                                          passes, quiet=args.quiet)
+            interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
         "game": game.name,
         "hands": len(log.hands),
@@ -272,7 +301,67 @@ def run(args: argparse.Namespace) -> int:
             if t:
                 print(f"{e['name']}: opponent actions {t['on_tree']} on the tree, {t['mapped']} mapped; "
                       f"{t['fallback']} of {t['decisions']} decisions fell back to check/call")
+        for e in players:
+            if "aivat" in e:
+                print(_aivat_line(e["name"], e["aivat"]))
     return 0 if dealer.returncode == 0 else 1
+
+
+def _aivat_entry(log: MatchLog, game: Game, path: str, name: str, tables: Path | None, passes: int,
+                 *, quiet: bool) -> dict[str, Any]:
+    """AIVAT's estimate of the winnings of ``name``, who played the strategy at ``path``:
+    the keys of ``pokerbot eval aivat --json`` that say the estimate (intervals over
+    deals in a duplicate match whose deals the player played in full, else over hands),
+    or ``{"error": reason}``; a failure never fails the match."""
+    from solver.aivat import aivat  # the solver's evaluation only when asked
+
+    start = time.perf_counter()
+    total = sum(1 for h in log.hands if name in h.names)
+    bar = Progress(total, f"aivat {name}", unit=" hands", enabled=not quiet)
+    try:
+        strategy = open_strategy(path, game=game, tables=tables)
+        result = aivat(strategy.translated(PLAYER_MAPPING, PLAYER_PURIFY), log, name, progress=bar.update)
+    except KeyboardInterrupt:
+        return {"error": "interrupted"}
+    except Exception as exc:  # noqa: BLE001 - the match's result stands without the estimate
+        return {"error": str(exc) or type(exc).__name__}
+    finally:
+        bar.close()
+    doc: dict[str, Any] = {
+        "player": result.player,
+        "hands": result.hands,
+        "mbb_per_game": result.mbb_per_game,
+        "ci95": list(result.ci95),
+        "aivat_mbb_per_game": result.aivat_mbb_per_game,
+        "aivat_ci95": list(result.aivat_ci95),
+        "variance_reduction": result.variance_reduction,
+        "sd_ratio": result.sd_ratio,
+        "interval_over": "hands",
+        "seconds": time.perf_counter() - start,
+    }
+    if passes > 1:
+        per_pass = hands_per_pass(log, passes)
+        plain = deal_means(result.mbb_values, result.hand_numbers, per_pass, passes)
+        av = deal_means(result.aivat_mbb_values, result.hand_numbers, per_pass, passes)
+        if plain is not None and av is not None and len(plain) > 1:
+            _, lo, hi = mean_ci95(plain)
+            _, alo, ahi = mean_ci95(av)
+            ratio = (ahi - alo) / (hi - lo) if hi > lo else 1.0
+            doc.update(ci95=[lo, hi], aivat_ci95=[alo, ahi], sd_ratio=ratio,
+                       variance_reduction=1.0 - ratio**2 if hi > lo else 0.0, interval_over="deals")
+    return doc
+
+
+def _aivat_line(name: str, doc: dict[str, Any]) -> str:
+    """The text output's line for a strategy player's AIVAT estimate."""
+    if "error" in doc:
+        return f"{name}: no AIVAT estimate: {doc['error']}"
+    lo, hi = doc["aivat_ci95"]
+    plo, phi = doc["ci95"]
+    return (f"{name}: AIVAT {doc['aivat_mbb_per_game']:.1f} mbb/g [{lo:.1f}, {hi:.1f}] "
+            f"(plain {doc['mbb_per_game']:.1f} [{plo:.1f}, {phi:.1f}]; variance "
+            f"{-100 * doc['variance_reduction']:+.0f}%, intervals over {doc['interval_over']}; "
+            f"{doc['seconds']:.1f} s)")
 
 
 def _summary_path(log_path: Path, seat: int) -> Path:
