@@ -47,7 +47,7 @@ def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: P
               cpus: str | None = None) -> dict:
     """One duplicate match through the CLI; its JSON summary plus the wall time."""
     cmd = [sys.executable, "-m", "agent", "match", game, "--players", f"strategy:{strategy}", bot,
-           "--hands", str(hands), "--duplicate", "--seed", str(seed), "--json", "--quiet",
+           "--hands", str(hands), "--duplicate", "--seed", str(seed), "--json", "--quiet", "--no-aivat",
            "--log", str(log)]
     tables = TABLES.get(game)
     if tables is not None and (tables / "meta.json").exists():
@@ -79,7 +79,7 @@ def soak(hands: int, seed: int) -> dict:
         log = Path(tmp) / "soak.log"
         cmd = [sys.executable, "-m", "agent", "match", game, "--players",
                f"strategy:{ROOT / 'strategies' / (game + '.strategy')}", "random", "--hands", str(hands),
-               "--seed", str(seed), "--json", "--quiet", "--log", str(log)]
+               "--seed", str(seed), "--json", "--quiet", "--no-aivat", "--log", str(log)]
         t = time.perf_counter()
         out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - t

@@ -288,11 +288,13 @@ def test_match_estimates_a_strategy_by_aivat(tmp_path, capsys, duplicate):
         assert block["interval_over"] == "hands"
         for key in ("ci95", "aivat_ci95", "variance_reduction", "sd_ratio"):
             assert block[key] == want[key]
-        # the text output says it in one line
-        text = run_match(*[a for a in argv if a != "--json"])
+        # the text output says it in one line when asked (--aivat), and not by default
+        text = run_match(*[a for a in argv if a != "--json"], "--aivat")
         assert text.returncode == 0, text.stderr
         line = [ln for ln in text.stdout.splitlines() if "AIVAT" in ln]
         assert len(line) == 1
+        plain = run_match(*[a for a in argv if a != "--json"])
+        assert plain.returncode == 0 and "AIVAT" not in plain.stdout
         assert line[0].startswith(f"{me['name']}: AIVAT {block['aivat_mbb_per_game']:.1f} mbb/g")
 
 
@@ -315,7 +317,7 @@ def test_no_aivat_and_a_failing_estimate_leave_the_match_as_it_was(tmp_path, cap
     for p in failed["players"]:
         p.pop("aivat", None)
     assert failed == plain
-    assert main([a for a in argv if a != "--json"]) == 0
+    assert main([*(a for a in argv if a != "--json"), "--aivat"]) == 0
     assert "leduc.nolimit.2p: no AIVAT estimate: AIVAT here is heads-up" in capsys.readouterr().out
 
 

@@ -65,7 +65,7 @@ def test_stored_exploitability_is_the_files(name):
 @pytest.mark.parametrize("path", FILES, ids=_game)
 def test_shipped_strategy_plays_a_match(path, tmp_path, capsys):
     argv = ["match", _game(path), "--players", f"strategy:{path}", "random", "--hands", "50",
-            "--seed", "2", "--quiet", "--json", "--log", str(tmp_path / "m.log")]
+            "--seed", "2", "--quiet", "--json", "--no-aivat", "--log", str(tmp_path / "m.log")]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc["completed"] and doc["hands"] == 50
@@ -81,7 +81,7 @@ def test_match_passes_bucket_tables_to_strategy_players(tmp_path, capsys):
     path = STRATEGIES / "holdem.nolimit.2p.short20.strategy"
     log = tmp_path / "m.log"
     argv = ["match", "holdem.nolimit.2p.short20", "--players", f"strategy:{path}", "call",
-            "--hands", "40", "--seed", "3", "--quiet", "--json", "--log", str(log), "--tables", str(tables)]
+            "--hands", "40", "--seed", "3", "--quiet", "--json", "--no-aivat", "--log", str(log), "--tables", str(tables)]
     assert main(argv) == 0
     with_tables = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert with_tables["completed"]

@@ -28,6 +28,7 @@ def test_modes_and_directories(tmp_path):
         ["eval", "lbr", str(LEDUC), "--hands", "2"],
         ["eval", "h2h", str(LEDUC), str(LEDUC)],
         ["inspect", str(LEDUC)],
+        ["match", "leduc.nolimit.2p", "--players", f"strategy:{LEDUC}", "call", "--hands", "2", "--quiet"],
     ],
 )
 def test_a_directory_that_is_not_an_abstraction_is_one_line(argv, tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 After the match, each strategy player's winnings are also estimated by AIVAT
 (:mod:`solver.aivat`) from the match's own hands, with the translation, purification and
-bucket tables the player used; ``--no-aivat`` skips it.
+bucket tables the player used; by default with ``--json`` (``--aivat`` / ``--no-aivat``).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from typing import Any
 from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
 
-from solver.strategy_io import StrategyFileError, open_strategy
+from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, StrategyFileError, open_strategy
 
 from ..bots import BOTS, STRATEGY_PREFIX
 from ..cli import UserError
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
 from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
+from .strategy_tables import add_tables_option, open_with_tables, tables_mode
 
 #: How a strategy player translates the opponent's bets: the player's default
 #: (:func:`agent.strategy_player.load_player`), which AIVAT must use too.
@@ -60,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "      --hands 20000 --duplicate --json\n"
             "A strategy:FILE player's entry also gets AIVAT's lower-variance estimate of its winnings\n"
             "(as 'pokerbot eval aivat LOG --strategy FILE' gives; with --duplicate the intervals are\n"
-            "over deals), or the reason there is none; --no-aivat skips it."
+            "over deals), or the reason there is none: by default with --json, --aivat adds it to the\n"
+            "text report, --no-aivat skips it."
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -73,12 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="replay every deal with the seats rotated; the interval is over deals")
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
-    p.add_argument("--tables", type=Path, metavar="DIR",
-                   help="strategy players: a card abstraction directory whose bucket tables replace "
-                        "computing buckets from the cards (used where it was built from the file's model)")
-    p.add_argument("--no-aivat", action="store_true",
-                   help="do not estimate strategy players' winnings by AIVAT after the match "
-                        "(on the full deck it takes about 0.1 s per hand)")
+    add_tables_option(p, "cached")
+    p.add_argument("--aivat", action=argparse.BooleanOptionalAction, default=None,
+                   help="estimate strategy players' winnings by AIVAT after the match (default: "
+                        "with --json only; on the full deck it takes about 0.1 s per hand)")
     add_mqtt_options(p)
     add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
@@ -190,8 +190,13 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
     _check_players(args.players, game)
-    if args.tables is not None and not (args.tables / "meta.json").is_file():
-        raise UserError(f"--tables {args.tables}: no meta.json, not a card abstraction directory")
+    tables = tables_mode(args.tables)
+    if tables == TABLES_AUTO:
+        # built here, once, with progress bars; the players then find them in the cache
+        for bot in args.players:
+            if bot.startswith(STRATEGY_PREFIX):
+                open_with_tables(bot[len(STRATEGY_PREFIX):], TABLES_AUTO, game=game, quiet=args.quiet)
+        tables = TABLES_CACHED
     mqtt_config(args)  # check the broker address before starting anything
     spin = f"{spin_us(args):g}"
     if args.cpus is not None:
@@ -229,8 +234,7 @@ def run(args: argparse.Namespace) -> int:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
                 if bot.startswith(STRATEGY_PREFIX):
                     cmd += ["--summary", str(_summary_path(log_path, seat)), "--purify", f"{PLAYER_PURIFY:g}"]
-                    if args.tables is not None:
-                        cmd += ["--tables", str(args.tables)]
+                    cmd += ["--tables", "none" if tables is None else str(tables)]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err,
                                               preexec_fn=child_setup))
@@ -265,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         entry["bot"] = bot
         if bot.startswith(STRATEGY_PREFIX):
             entry["translation"] = _translation(_summary_path(log_path, seat))
-    if not args.no_aivat:
+    if args.aivat if args.aivat is not None else args.json:
         interrupted = False
         for entry, bot in zip(players, args.players):
             if not bot.startswith(STRATEGY_PREFIX):
@@ -273,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
             if interrupted:
                 entry["aivat"] = {"error": "interrupted"}
                 continue
-            entry["aivat"] = _aivat_entry(log, game, bot[len(STRATEGY_PREFIX):], entry["name"], args.tables,
+            entry["aivat"] = _aivat_entry(log, game, bot[len(STRATEGY_PREFIX):], entry["name"], tables,
                                           passes, quiet=args.quiet)
             interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
@@ -307,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if dealer.returncode == 0 else 1
 
 
-def _aivat_entry(log: MatchLog, game: Game, path: str, name: str, tables: Path | None, passes: int,
+def _aivat_entry(log: MatchLog, game: Game, path: str, name: str, tables: str | Path | None, passes: int,
                  *, quiet: bool) -> dict[str, Any]:
     """AIVAT's estimate of the winnings of ``name``, who played the strategy at ``path``:
     the keys of ``pokerbot eval aivat --json`` that say the estimate (intervals over

@@ -20,6 +20,7 @@ from ..client import ClientError, MatchSummary, play_match
 from ..eventloop import DEFAULT_SPIN_US
 from ..protocol import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
+from .strategy_tables import add_tables_option, tables_mode
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,9 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="play a strategy file written by 'pokerbot train' (the same as --bot strategy:FILE)")
     p.add_argument("--purify", type=float, default=0.0, metavar="T",
                    help="strategy: drop actions below probability T and renormalize (default 0: none)")
-    p.add_argument("--tables", metavar="DIR",
-                   help="strategy: a card abstraction directory whose bucket tables replace computing "
-                        "buckets from the cards (used only if built from the file's model)")
+    add_tables_option(p, "cached")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write a JSON summary at the end (chips, hands and, for a strategy, its "
                         "translation counts)")
@@ -185,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         args.bot = f"strategy:{args.strategy}"
     game = game_of(args)
     try:
-        bot = make_player(args.bot, game, args.seed, purify=args.purify, tables=args.tables)
+        bot = make_player(args.bot, game, args.seed, purify=args.purify, tables=tables_mode(args.tables))
     except (UnknownBotError, ValueError) as exc:  # StrategyFileError is a ValueError
         raise UserError(str(exc)) from None
     mqtt = mqtt_config(args)
