@@ -13,6 +13,7 @@ from pathlib import Path
 from abstraction.translation import MAPPINGS
 
 from ..cli import UserError
+from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option, open_with_tables
 
 
@@ -50,6 +51,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help=f"the action translation the player used (default {MAPPINGS[0]})")
     p.add_argument("--purify", type=float, default=0.0, help="the purification the player used (default 0)")
     add_tables_option(p, "auto")
+    add_png_option(p, "hands (plain and AIVAT)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -71,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         result = aivat(strategy.translated(args.mapping, args.purify), log, name)
     except (LogFormatError, StrategyFileError, ValueError) as exc:
         raise UserError(str(exc)) from None
+    write_png(args.png, result.mbb_values, title=f"{result.player} in {result.game}", label="plain",
+              second=result.aivat_mbb_values, second_label="AIVAT")
     doc = result.to_dict()
     if args.json:
         print(json.dumps(doc))

@@ -14,6 +14,7 @@ from pathlib import Path
 from poker.game import load_game
 
 from ..cli import UserError
+from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option, open_with_tables
 
 _DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
@@ -54,6 +55,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--seed", type=int, default=0, help="seed of the deals, samples and the player's draws")
     p.add_argument("--samples", type=int, default=1000, help="board run-outs sampled where not enumerated")
     add_tables_option(p, "auto")
+    add_png_option(p, "deals (each deal played in both seats)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"LBR is heads-up; {game.name} has {game.num_players} players")
     lbr = LocalBestResponse(game, opponent, actions=args.actions, samples=args.samples, seed=args.seed)
     result = lbr.run(args.hands)
+    write_png(args.png, result.deal_mbb_values, title=f"LBR ({result.actions}) vs {result.player}",
+              xlabel="deals", label="LBR's winnings")
     doc = result.to_dict()
     if args.json:
         print(json.dumps(doc))
