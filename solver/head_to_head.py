@@ -21,7 +21,9 @@ the tree has nobody to act: lost, checks or calls for the rest of the hand). The
 translation draws are independent random choices with the mapping's probabilities (what
 a match's keyed draws stand for). At a terminal, the value is summed over every (hand
 of seat 0, hand of seat 1) pair of disjoint hands: folds by the folder's chips, showdowns
-by hand strength on the board (ties split). Every (board, hand 0, hand 1) deal is equally
+by hand strength on the board (ties split), in O(n) for n hands rather than O(n^2)
+(:mod:`solver._terminal`: card removal by inclusion-exclusion, showdowns by one sweep
+over the hands sorted by rank, as vector-form CFR does). Every (board, hand 0, hand 1) deal is equally
 likely, and every board has the same number of hand pairs, so the value of the game is
 the plain mean over final boards of the per-board values.
 
@@ -32,16 +34,25 @@ the plain mean over final boards of the per-board values.
   an unbiased estimate, and ``ci95`` is mean +- 1.96 standard errors over the boards (with
   the finite-population correction, so it shrinks to zero width as N reaches all boards).
 
-Cost: one walk per board and seating, with vectors over the hands that miss the board
-(Leduc: 5 hands, 6 boards, about 0.01 s a board; the 20-card short hold'em: 136 hands,
-6,840 ordered final boards of 3 cards, 0.5 to 2 s a board for both seatings with the
-shipped strategy, so every board takes one to a few hours: sample boards there).
+Cost: one walk per board and seating, with vectors over the hands that miss the board;
+the boards are independent, so ``jobs`` worker processes share them out. On one core:
+Leduc, 5 hands, 6 boards, about 0.01 s a board; the 20-card short hold'em, 136 hands,
+6,840 ordered final boards of 3 cards, about 0.6 s a board for both seatings with the
+shipped strategy (every board: about an hour); full hold'em, 1,081 hands, 51,979,200
+ordered final boards, about 4 s a board with the shipped blueprint (some 65,000 real
+nodes for both seatings; sample boards). Most of the time goes to the per-node Python
+of the walk and to :meth:`TranslatedPolicy.rows`, not to the terminals.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -49,10 +60,10 @@ from typing import Any
 import numpy as np
 
 from poker.cards import deck_cards
-from poker.evaluator import evaluate
 from poker.game import Game
 from poker.state import State
 
+from ._terminal import PairValues
 # the mapping-state rules must be the very ones the exploitability walk uses
 from .policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
@@ -68,7 +79,10 @@ class H2HResult:
     ``exact``); ``ci95``: the 95% interval of ``mbb_per_game`` over sampled boards (the
     point itself when every board was evaluated); ``seat_values``: A's value in position
     0 and in position 1 (chips per game); ``boards``: boards evaluated, of
-    ``boards_total``; ``nodes``: real public nodes walked; ``seconds``: wall time.
+    ``boards_total``; ``nodes``: real public nodes walked; ``seconds``: wall time;
+    ``board_values``: A's chips per game on each board evaluated (both seatings' mean), in
+    the order evaluated (their mean is ``chips_per_game``: plot the running mean and
+    interval from them; not in :meth:`to_dict`).
     """
 
     game: str
@@ -81,6 +95,7 @@ class H2HResult:
     boards_total: int
     nodes: int
     seconds: float
+    board_values: tuple[float, ...]
 
     @property
     def seconds_per_board(self) -> float:
@@ -124,9 +139,16 @@ def _n_boards(game: Game) -> int:
     return total
 
 
-def _player(policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tuple[int, ...]) -> TranslatedPlayer:
-    """One translated player on one final board, over the hands that miss it (the same
-    rows on every street): the exploitability walk's rules (:class:`TranslatedPlayer`)."""
+def _hands(game: Game, board: tuple[int, ...]) -> np.ndarray:
+    """Every set of hole cards that misses ``board`` (int64[n, hole cards]): the rows of
+    both players' reach vectors on that board, the same on every street."""
+    deck = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in board]
+    return np.array(list(combinations(deck, game.num_hole_cards)), dtype=np.int64).reshape(-1, game.num_hole_cards)
+
+
+def _buckets(policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tuple[int, ...]) -> list[np.ndarray]:
+    """The bucket of each of ``hands`` on each street of the final ``board``, as the
+    player computes it."""
     k = game.num_hole_cards
     buckets: list[np.ndarray] = []
     for s in range(game.num_rounds):
@@ -136,25 +158,27 @@ def _player(policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tupl
             buckets.append(np.asarray(policy.bucket_batch(s, np.ascontiguousarray(cards)), dtype=np.int64))
         else:
             buckets.append(np.array([policy.bucket(s, h[:k], seen) for h in hands.tolist()], dtype=np.int64))
-    return TranslatedPlayer(policy, buckets)
+    return buckets
 
 
 class _Board:
-    """Hands that miss one final board and the terminal matrices over (hand of seat 0,
-    hand of seat 1): ``consistent`` (disjoint hands) and ``showdown`` (the sign of seat 0's
-    hand against seat 1's, on disjoint pairs)."""
+    """The hands that miss one final board (:func:`_hands`) and the terminal pair sums
+    over them in O(n) (:class:`solver._terminal.PairValues`)."""
 
     def __init__(self, game: Game, board: tuple[int, ...]) -> None:
-        deck = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in board]
         self.board = board
-        self.hands = np.array(list(combinations(deck, game.num_hole_cards)), dtype=np.int64)
-        self.hands = self.hands.reshape(-1, game.num_hole_cards)
-        hs = self.hands
-        clash = (hs[:, None, :, None] == hs[None, :, None, :]).any(axis=(2, 3))
-        self.consistent = (~clash).astype(np.float64)
-        strength = np.array([evaluate(tuple(h) + board) for h in hs.tolist()], dtype=np.float64)
-        self.showdown = np.sign(strength[:, None] - strength[None, :]) * self.consistent
-        self.pairs = float(self.consistent.sum())
+        self.hands = _hands(game, board)
+        self.values = PairValues(self.hands, board)
+        ones = np.ones(self.hands.shape[0])
+        self.pairs = self.values.disjoint(ones, ones)
+
+
+def _reach(ms: MappingStates) -> np.ndarray:
+    """A player's real reach: the sum over its mapping states."""
+    if len(ms) == 1:
+        for r in ms.values():
+            return r
+    return sum(ms.values())  # type: ignore[return-value]
 
 
 def _walk(
@@ -164,13 +188,13 @@ def _walk(
     """Seat 0's chips summed over the (hand 0, hand 1) pairs, weighted by both reaches."""
     count[0] += 1
     if state.actor is None:
-        r0, r1 = sum(ms[0].values()), sum(ms[1].values())
+        r0, r1 = _reach(ms[0]), _reach(ms[1])
         spent = state.spent
         if state.folded[0]:
-            return -spent[0] * float(r0 @ board.consistent @ r1)
+            return -spent[0] * board.values.disjoint(r0, r1)
         if state.folded[1]:
-            return spent[1] * float(r0 @ board.consistent @ r1)
-        return min(spent) * float(r0 @ board.showdown @ r1)
+            return spent[1] * board.values.disjoint(r0, r1)
+        return min(spent) * board.values.showdown(r0, r1)
     actor = state.actor
     total = 0.0
     for a, mine in players[actor].own_moves(ms[actor], state).items():
@@ -187,11 +211,40 @@ def board_value(
     position 0 and ``second`` position 1, averaged over the disjoint hand pairs; and the
     number of real nodes walked."""
     b = _Board(game, board)
-    players = (_player(first, game, b.hands, board), _player(second, game, b.hands, board))
-    ones = np.ones(b.hands.shape[0])
+    players = (TranslatedPlayer(first, _buckets(first, game, b.hands, board)),
+               TranslatedPlayer(second, _buckets(second, game, b.hands, board)))
+    return _seat_value(game, b, players)
+
+
+def _seat_value(game: Game, board: _Board, players: tuple[TranslatedPlayer, TranslatedPlayer]) -> tuple[float, int]:
+    """:func:`board_value` with the board's hands and both seats' players built."""
+    ones = np.ones(board.hands.shape[0])
     count = [0]
-    v = _walk(State.new_hand(game), players, ({0: ones}, {0: ones.copy()}), b, count)
-    return v / b.pairs, count[0]
+    v = _walk(State.new_hand(game), players, ({0: ones}, {0: ones.copy()}), board, count)
+    return v / board.pairs, count[0]
+
+
+#: Both players' buckets on one board (:func:`_buckets`); None for B's when B is A.
+_BoardBuckets = tuple[list[np.ndarray], list[np.ndarray] | None]
+
+
+def _board_buckets(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, board: tuple[int, ...]) -> _BoardBuckets:
+    """A's and B's buckets on ``board``: a player's buckets do not depend on its seat."""
+    hands = _hands(game, board)
+    return _buckets(a, game, hands, board), None if b is a else _buckets(b, game, hands, board)
+
+
+def _both_seatings(
+    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, board: tuple[int, ...], buckets: _BoardBuckets
+) -> tuple[float, float, int]:
+    """Seat 0's value on ``board`` with A in position 0, then with B there; nodes walked.
+    Each player is built once for both seatings (its probabilities are cached by node)."""
+    bd = _Board(game, board)
+    pa = TranslatedPlayer(a, buckets[0])
+    pb = pa if buckets[1] is None else TranslatedPlayer(b, buckets[1])
+    v0, n0 = _seat_value(game, bd, (pa, pb))
+    v1, n1 = _seat_value(game, bd, (pb, pa))
+    return v0, v1, n0 + n1
 
 
 def head_to_head(
@@ -201,11 +254,22 @@ def head_to_head(
     *,
     boards: int | None = None,
     seed: int = 0,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> H2HResult:
     """A's expected value against B in the real ``game`` (default: A's), averaged over
-    both seatings (module docstring). ``boards``: None for every final board (exact), or
-    the number of final boards to sample uniformly without replacement with ``seed``
-    (every board when there are no more than that)."""
+    both seatings (module docstring).
+
+    ``boards``: None for every final board (exact), or the number of final boards to
+    sample uniformly without replacement with ``seed`` (every board when there are no
+    more than that). ``jobs``: worker processes evaluating boards at once (forked, so
+    they share the policies' memory-mapped tables; needs the ``fork`` start method); each
+    board's value does not depend on where it was computed, and the mean is taken in
+    board order, so the result is the same, bit for bit, for every ``jobs``.
+    ``progress``: called as ``progress(done, total)`` after each board, in board order.
+    Raises ``ValueError`` for a game that is not 2-player, a policy made for another
+    game, ``boards`` or ``jobs`` below 1, or ``jobs`` > 1 without ``fork``.
+    """
     g = game or a.game
     if g.num_players != 2:
         raise ValueError(f"head-to-head is for 2 players, the game has {g.num_players}")
@@ -214,6 +278,11 @@ def head_to_head(
             raise ValueError(f"player {name} was made for {p.game.name or 'another game'}, not {g.name}")
     if boards is not None and boards < 1:
         raise ValueError(f"boards must be at least 1, got {boards}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if jobs > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise ValueError("jobs > 1 needs the fork start method (worker processes share the policies), "
+                         "which this platform lacks: use jobs=1")
     t0 = time.perf_counter()
     total = _n_boards(g)
     if boards is None or boards >= total:
@@ -223,16 +292,18 @@ def head_to_head(
         rng = np.random.default_rng(seed)
         idx = rng.choice(total, size=boards, replace=False)
         chosen = [_board_at(g, int(i)) for i in idx]
+    n = len(chosen)
     per_board: list[float] = []
     seats = np.zeros(2)
     nodes = 0
-    for board in chosen:
-        v0, n0 = board_value(a, b, g, board)  # A in position 0
-        v1, n1 = board_value(b, a, g, board)  # A in position 1: A's value is -seat 0's
-        per_board.append((v0 - v1) / 2.0)
-        seats += (v0, -v1)
-        nodes += n0 + n1
-    n = len(chosen)
+    with closing(_evaluate(a, b, g, chosen, jobs)) as results:  # a failure stops the workers at once
+        for v0, v1, walked in results:
+            # v0: A in position 0; v1: seat 0's value with B there, so A's is -v1
+            per_board.append((v0 - v1) / 2.0)
+            seats += (v0, -v1)
+            nodes += walked
+            if progress is not None:
+                progress(len(per_board), n)
     values = np.array(per_board)
     mean = float(values.mean())
     exact = n == total
@@ -253,7 +324,50 @@ def head_to_head(
         boards_total=total,
         nodes=nodes,
         seconds=time.perf_counter() - t0,
+        board_values=tuple(per_board),
     )
+
+
+#: What forked workers evaluate boards against (inherited, never pickled: a policy holds
+#: its bucket function, often a lambda). Set only while :func:`_evaluate`'s pool runs.
+_SHARED: tuple[TranslatedPolicy, TranslatedPolicy, Game] | None = None
+
+
+def _job(board: tuple[int, ...], buckets: _BoardBuckets) -> tuple[float, float, int]:
+    assert _SHARED is not None
+    a, b, game = _SHARED
+    return _both_seatings(a, b, game, board, buckets)
+
+
+def _evaluate(
+    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]], jobs: int
+) -> Iterator[tuple[float, float, int]]:
+    """:func:`_both_seatings` of every board, in board order, on ``jobs`` processes.
+
+    Workers are forked, so they share the policies (and their memory-mapped tables). The
+    parent computes every board's buckets and sends them with the board: bucket functions
+    may run numba's parallel kernels, and a child forked from a process that has started
+    GNU OpenMP threads is killed when it starts them again. A pool that loses a worker
+    raises (``BrokenProcessPool``) instead of waiting for it."""
+    global _SHARED
+    if jobs == 1 or len(chosen) < 2:
+        for board in chosen:
+            yield _both_seatings(a, b, game, board, _board_buckets(a, b, game, board))
+        return
+    workers = min(jobs, len(chosen))
+    _SHARED = (a, b, game)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        pending: deque[Future[tuple[float, float, int]]] = deque()
+        for board in chosen:
+            pending.append(pool.submit(_job, board, _board_buckets(a, b, game, board)))
+            if len(pending) > 2 * workers:  # a few boards ahead of the workers, not all of them
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _SHARED = None
 
 
 def _board_at(game: Game, index: int) -> tuple[int, ...]:

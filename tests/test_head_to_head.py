@@ -4,7 +4,8 @@
 Oracle: a brute force that plays out every deal with both players' own HandWalks, their
 random choices (mapping outcomes and their own action draws) replaced by enumerating
 every outcome with its probability: a recursive expectation over the real game, one
-hand at a time, with nothing of the mapping-state machinery.
+hand at a time, with nothing of the mapping-state machinery. The O(n) terminal sums
+(solver._terminal) are checked against the dense matrices they replace.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ import pytest
 import solver.policy as policy_mod
 from agent.cli import main
 from poker.cards import deck_cards
+from poker.evaluator import evaluate, evaluate_batch
 from poker.game import Game, load_game
 from poker.state import Deal, State
 from solver.algorithms import solve
 from solver.chance import lossless_bucket
+from solver._terminal import PairValues
 from solver.head_to_head import _board_at, _n_boards, all_boards, board_value, head_to_head
 from solver.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
-from solver.real_response import real_self_play_value
+from solver.real_response import TranslatedPlayer, real_self_play_value
 from solver.strategy_io import open_strategy, save_strategy
+from solver.tree import DECISION
 
 
 def _policy_of(strategy: Any, game: Game, mapping: str = "pseudo_harmonic") -> TranslatedPolicy:
@@ -215,6 +219,115 @@ def test_board_sampling():
         head_to_head(a, b, game, boards=0)
     with pytest.raises(ValueError):
         head_to_head(a, _random_policy(load_game("leduc.limit.2p"), None), game)
+
+
+def test_jobs_progress_and_board_values():
+    game = load_game("leduc.nolimit.2p")
+    a = _random_policy(game, "1p,a", seed=1)
+    b = _random_policy(game, "0.5p,1p,2p,a", seed=2)
+
+    def batch(street: int, cards: np.ndarray) -> np.ndarray:
+        # a bucket function that starts numba's threads, as card abstractions do: a worker
+        # forked from a process running GNU OpenMP would be killed if it called it
+        evaluate_batch(cards, parallel=True)
+        return np.array([lossless_bucket(game, street, r[:1], r[1:]) for r in cards.tolist()])
+
+    b.bucket_batch = batch
+    seen: list[tuple[int, int]] = []
+    one = head_to_head(a, b, game, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]
+    assert len(one.board_values) == 6
+    assert np.mean(one.board_values) == one.chips_per_game
+    bd = all_boards(game)[2]
+    assert one.board_values[2] == pytest.approx((board_value(a, b, game, bd)[0] - board_value(b, a, game, bd)[0]) / 2,
+                                                abs=1e-12)
+    assert "board_values" not in one.to_dict()
+    seen.clear()
+    two = head_to_head(a, b, game, jobs=2, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]
+    # the same numbers, bit for bit, whatever the number of processes
+    assert two.board_values == one.board_values
+    assert (two.chips_per_game, two.seat_values, two.nodes) == (one.chips_per_game, one.seat_values, one.nodes)
+    part = head_to_head(a, b, game, boards=3, seed=7, jobs=3)
+    assert part.board_values == head_to_head(a, b, game, boards=3, seed=7).board_values
+    same = head_to_head(a, a, game, boards=2, jobs=2)  # one player object for both seats
+    assert same.board_values == (0.0, 0.0)
+    with pytest.raises(ValueError):
+        head_to_head(a, b, game, jobs=0)
+
+
+# ---------------------------------------------------------------- O(n) terminals and row probabilities
+
+
+def _dense(hands: np.ndarray, board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The terminal matrices over (hand of seat 0, hand of seat 1) that PairValues replaces:
+    1 for disjoint hands, and the sign of seat 0's hand against seat 1's on those pairs."""
+    clash = (hands[:, None, :, None] == hands[None, :, None, :]).any(axis=(2, 3))
+    consistent = (~clash).astype(np.float64)
+    strength = np.array([evaluate(tuple(h) + board) for h in hands.tolist()], dtype=np.float64)
+    return consistent, np.sign(strength[:, None] - strength[None, :]) * consistent
+
+
+@pytest.mark.parametrize("name", ["kuhn.limit.2p", "leduc.nolimit.2p", "holdem.nolimit.2p.short20",
+                                  "holdem.nolimit.2p.reverse_blinds"])
+def test_terminal_sums_equal_the_dense_matrices(name):
+    game = load_game(name)
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        board = tuple(int(c) for c in rng.choice(deck, game.total_board_cards, replace=False))
+        rest = [c for c in deck if c not in board]
+        hands = np.array(list(itertools.combinations(rest, game.num_hole_cards))).reshape(-1, game.num_hole_cards)
+        consistent, showdown = _dense(hands, board)
+        values = PairValues(hands, board)
+        n = hands.shape[0]
+        ones = np.ones(n)
+        assert values.disjoint(ones, ones) == consistent.sum()
+        for _ in range(5):
+            r0, r1 = rng.uniform(0.0, 1.0, n), rng.uniform(0.0, 1.0, n)
+            r0[rng.uniform(size=n) < 0.3] = 0.0  # reach vectors of a walk hold zeros
+            r1[rng.uniform(size=n) < 0.3] = 0.0
+            assert values.disjoint(r0, r1) == pytest.approx(float(r0 @ consistent @ r1), rel=1e-9, abs=0)
+            # relative to the sum of the magnitudes: wins and losses cancel
+            scale = float(r0 @ np.abs(showdown) @ r1)
+            assert abs(values.showdown(r0, r1) - float(r0 @ showdown @ r1)) <= 1e-9 * scale
+            assert values.showdown(r1, r0) == pytest.approx(-values.showdown(r0, r1), rel=1e-9, abs=1e-9 * scale)
+    # only ties: nothing is won or lost
+    tie = PairValues(np.array([[0], [1], [2]]), ())
+    assert tie.showdown(np.ones(3), np.ones(3)) == 0.0
+
+
+@pytest.mark.parametrize("purify", [0.0, 0.2])
+def test_row_probabilities_are_the_policys(purify):
+    """TranslatedPlayer reads every row at once (TranslatedPolicy.rows): the very numbers
+    of TranslatedPolicy.probabilities, bucket by bucket, purification included, with nodes
+    of up to ten actions (past numpy's 8-way unrolled sums) and rows of zeros."""
+    game = load_game("leduc.nolimit.2p")
+    p = make_problem(game, "0.25p,0.5p,0.75p,1p,1.5p,2p,3p,4p,a")
+    rng = np.random.default_rng(3)
+    table = rng.uniform(0.0, 1.0, p.size) * (rng.uniform(size=p.size) < 0.8)
+    pol = TranslatedPolicy(p.tree, p.offset, table, lambda street, hole, board: 0, purify=purify)
+    buckets = [rng.integers(0, 3, 40) if s == 0 else rng.integers(0, 15, 40) for s in range(game.num_rounds)]
+    player = TranslatedPlayer(pol, buckets)
+    nodes = np.flatnonzero(p.tree.kind == DECISION)
+    assert p.tree.n_child[nodes].max() >= 10
+    for node in nodes.tolist():
+        b = buckets[p.tree.street[node]]
+        expect = np.stack([pol.probabilities(node, int(x)) for x in b])
+        assert np.array_equal(player.probs(node), expect)
+
+
+def test_own_moves_checks_the_probabilities():
+    game = load_game("leduc.limit.2p")
+    pol = _random_policy(game, None)
+    player = TranslatedPlayer(pol, [np.zeros(3, dtype=np.int64)] * game.num_rounds)
+    state = State.new_hand(game)
+    moves = player.own_moves({0: np.ones(3)}, state)
+    assert sum(r for m in moves.values() for r in m.values()) == pytest.approx(np.ones(3), abs=1e-12)
+    player._probs[0] = player.probs(0) * np.array([[1.0], [1.0], [0.9]])  # one row sums to 0.9
+    player._columns.clear()
+    with pytest.raises(AssertionError, match="do not sum to 1"):
+        player.own_moves({0: np.ones(3)}, state)
 
 
 # ---------------------------------------------------------------- CLI
