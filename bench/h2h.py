@@ -89,7 +89,7 @@ def train_leduc(tmp: Path) -> Path:
 
 def match(game: str, a: Path, b: Path, hands: int, seed: int, tmp: Path) -> dict[str, Any]:
     doc, seconds = _cli(["match", game, "--players", f"strategy:{a}", f"strategy:{b}", "--hands", str(hands),
-                         "--duplicate", "--seed", str(seed), "--json", "--quiet", "--log", str(tmp / "m.log")],
+                         "--duplicate", "--seed", str(seed), "--json", "--quiet", "--no-aivat", "--log", str(tmp / "m.log")],
                         "match")
     if not doc.get("completed", False):
         raise SystemExit(f"match of {game} did not complete: {doc}")

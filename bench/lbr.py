@@ -7,7 +7,11 @@ turn and river):
   (``holdem.nolimit.2p.reverse_blinds``): equity enumeration over the 1,081 opponent
   hands on turn and river dominates;
 * ``short20``: the shipped ``holdem.nolimit.2p.short20`` strategy: a range query at
-  each of its decisions and for each LBR raise (its fold probability).
+  each of its decisions and for each LBR raise (its fold probability);
+* ``blueprint``: the shipped full-deck blueprint
+  (``holdem.nolimit.2p.reverse_blinds.strategy``), its buckets read from the bucket
+  tables of its model in the per-user cache (``open_strategy(tables="auto")``: built
+  first if missing, 3 to 8 minutes on two cores, not counted).
 
 Each case runs in 2 worker processes (one per core), each on its own seed, after a
 warm-up of a few hands (numba's cache and the strategy's tree); ``hands_per_s`` is all
@@ -36,6 +40,10 @@ sys.path.insert(0, str(ROOT))
 CASES = {
     "call": ("holdem.nolimit.2p.reverse_blinds", None),
     "short20": ("holdem.nolimit.2p.short20", ROOT / "strategies" / "holdem.nolimit.2p.short20.strategy"),
+    "blueprint": (
+        "holdem.nolimit.2p.reverse_blinds",
+        ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy",
+    ),
 }
 
 
@@ -50,7 +58,7 @@ def _worker(case: str, hands: int, seed: int) -> dict:
         def opponent():
             return BlindOpponent("call", seed=seed)
     else:
-        policy = open_strategy(path, game=game).translated()
+        policy = open_strategy(path, game=game, tables="auto").translated()
 
         def opponent():
             return StrategyOpponent(policy, seed=seed, name=case)
@@ -68,7 +76,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer hands")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    per_worker = {"call": 1000, "short20": 300} if args.quick else {"call": 5000, "short20": 3000}
+    if args.quick:
+        per_worker = {"call": 1000, "short20": 300, "blueprint": 300}
+    else:
+        per_worker = {"call": 5000, "short20": 3000, "blueprint": 3000}
+    from solver.strategy_io import open_strategy
+
+    open_strategy(CASES["blueprint"][1], tables="auto")  # the tables, before any clock starts
     out: dict = {"quick": args.quick, "workers": 2, "machine": {"load_before": os.getloadavg()}}
     ctx = mp.get_context("fork")
     for case, hands in per_worker.items():

@@ -68,7 +68,11 @@ from ._terminal import PairValues
 from .policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
 
-__all__ = ["H2HResult", "all_boards", "board_value", "head_to_head"]
+__all__ = ["ALL_BOARDS_MAX", "H2HResult", "all_boards", "board_value", "head_to_head", "n_boards"]
+
+#: Evaluating every final board is refused above this many (the full deck has 51,979,200
+#: ordered boards, days of work): sample boards there.
+ALL_BOARDS_MAX = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ def all_boards(game: Game) -> list[tuple[int, ...]]:
     return boards
 
 
-def _n_boards(game: Game) -> int:
+def n_boards(game: Game) -> int:
     """``len(all_boards(game))`` without listing them."""
     left, total = game.num_ranks * game.num_suits, 1
     for n in game.num_board_cards:
@@ -284,7 +288,10 @@ def head_to_head(
         raise ValueError("jobs > 1 needs the fork start method (worker processes share the policies), "
                          "which this platform lacks: use jobs=1")
     t0 = time.perf_counter()
-    total = _n_boards(g)
+    total = n_boards(g)
+    if boards is None and total > ALL_BOARDS_MAX:
+        raise ValueError(f"{g.name or 'the game'} has {total:,} final boards, too many to evaluate "
+                         "every one: sample boards (boards=N)")
     if boards is None or boards >= total:
         chosen = all_boards(g)
     else:

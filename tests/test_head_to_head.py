@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,14 @@ from poker.state import Deal, State
 from solver.algorithms import solve
 from solver.chance import lossless_bucket
 from solver._terminal import PairValues
-from solver.head_to_head import _board_at, _n_boards, all_boards, board_value, head_to_head
+from solver.head_to_head import ALL_BOARDS_MAX, _board_at, all_boards, board_value, head_to_head, n_boards
 from solver.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
 from solver.real_response import TranslatedPlayer, real_self_play_value
 from solver.strategy_io import open_strategy, save_strategy
 from solver.tree import DECISION
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _policy_of(strategy: Any, game: Game, mapping: str = "pseudo_harmonic") -> TranslatedPolicy:
@@ -203,7 +206,7 @@ def test_board_sampling():
     game = load_game("leduc.nolimit.2p")
     assert all(_board_at(game, i) == bd for i, bd in enumerate(all_boards(game)))
     short = load_game("holdem.nolimit.2p.short20")
-    assert _n_boards(short) == 20 * 19 * 18
+    assert n_boards(short) == 20 * 19 * 18
     assert [_board_at(short, i) for i in (0, 1, 6839)] == [all_boards(short)[i] for i in (0, 1, 6839)]
     a = _random_policy(game, "1p,a", seed=1)
     b = _random_policy(game, "0.5p,1p,2p,a", seed=2)
@@ -362,3 +365,22 @@ def test_cli_h2h(tmp_path, capsys):
     assert main(["eval", "h2h", str(fa), str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.strategy" in err[0]
+
+
+def test_every_board_of_the_full_deck_is_refused(capsys, tmp_path):
+    """Listing all 51,979,200 full-deck boards is refused in one line: sample them."""
+    full = load_game("holdem.nolimit.2p.reverse_blinds")
+    assert n_boards(full) == 51_979_200 > ALL_BOARDS_MAX
+    path = ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy"
+    assert main(["eval", "h2h", str(path), str(path), "--tables", "none"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--boards N" in err[0]
+
+
+def test_h2h_command_draws_its_running_estimate(tmp_path, capsys):
+    png = tmp_path / "h2h.png"
+    leduc = ROOT / "strategies" / "leduc.nolimit.2p.strategy"
+    assert main(["eval", "h2h", str(leduc), str(leduc), "--png", str(png), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["exact"] and doc["boards"] == 6
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from poker.game import load_game
 from solver.best_response import Result, abstract_and_real_exploitability
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 
 from ..cli import UserError
+from ..progress import Progress
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
+from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option, open_with_tables
 from .train import load_abstraction
 
@@ -159,17 +164,23 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
     h.add_argument("--seed", type=int, default=0, help="seed of the board sample (default 0)")
     h.add_argument("--mapping", default="pseudo_harmonic",
                    help="action translation of both players (default pseudo_harmonic)")
+    h.add_argument("--jobs", type=int, default=1, metavar="K",
+                   help="evaluate boards in K worker processes (same result as 1; default 1)")
     add_tables_option(h, "auto")
+    add_png_option(h, "boards")
+    h.add_argument("--quiet", action="store_true", help="no progress bar")
     h.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     h.set_defaults(func=run_h2h)
 
 
 def run_h2h(args: argparse.Namespace) -> int:
     """Compute and print A's head-to-head value against B."""
-    from solver.head_to_head import head_to_head
+    from solver.head_to_head import ALL_BOARDS_MAX, head_to_head, n_boards
 
     if args.boards is not None and args.boards < 1:
         raise UserError(f"--boards must be at least 1, got {args.boards}")
+    if args.jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {args.jobs}")
     fa = open_with_tables(args.a, args.tables, quiet=args.json)
     fb = open_with_tables(args.b, args.tables, quiet=args.json)
     if fa.game != fb.game:
@@ -177,9 +188,25 @@ def run_h2h(args: argparse.Namespace) -> int:
             f"the files are for different games: {args.a} for {fa.game.name or 'one game'}, "
             f"{args.b} for {fb.game.name or 'another'}"
         )
+    total = n_boards(fa.game)
+    if args.boards is None and total > ALL_BOARDS_MAX:
+        raise UserError(
+            f"{fa.game.name} has {total:,} final boards, too many to evaluate every one: sample "
+            "them with --boards N (the interval is over boards)"
+        )
     a = fa.translated(args.mapping)
     b = fb.translated(args.mapping)
-    res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed)
+    todo = total if args.boards is None else min(args.boards, total)
+    bar = Progress(todo, "h2h", unit=" boards", enabled=not (args.quiet or args.json))
+    try:
+        res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed, jobs=args.jobs,
+                           progress=lambda done, _total: bar.update(done))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        bar.close()
+    write_png(args.png, np.asarray(res.board_values) * 1000.0 / fa.game.big_blind,
+              title=f"{Path(args.a).name} vs {Path(args.b).name}", xlabel="boards", label="A's winnings")
     if args.json:
         doc = {"a": str(args.a), "b": str(args.b), "mapping": args.mapping, "seed": args.seed, **res.to_dict()}
         print(json.dumps(doc))
