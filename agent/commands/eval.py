@@ -197,7 +197,7 @@ def run_h2h(args: argparse.Namespace) -> int:
     a = fa.translated(args.mapping)
     b = fb.translated(args.mapping)
     todo = total if args.boards is None else min(args.boards, total)
-    bar = Progress(todo, "h2h", unit=" boards", enabled=not (args.quiet or args.json))
+    bar = Progress(todo, "h2h", unit=" boards", enabled=not args.quiet)
     try:
         res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed, jobs=args.jobs,
                            progress=lambda done, _total: bar.update(done))
