@@ -7,8 +7,9 @@ Per hand, from the KNOWN player's perspective (the player whose strategy file we
 
     value = outcome - sum of corrections
 
-* at every chance event (the known player's own hole cards, when ``hole_chance``, and
-  the board cards of each street) the correction is ``v(after) - E_chance[v(after)]``,
+* at every chance event (the hole cards, when ``hole_chance``: both hands at once for
+  :class:`MatchupValue`, the known player's for a value that does not read the
+  opponent's; and the board cards of each street) the correction is ``v(after) - E_chance[v(after)]``,
   the expectation over the cards chance could have dealt given every card already dealt
   (an ACPC log shows every hole card, so the opponent's cards are excluded too: that is
   the true chance distribution at that point of the full history);
@@ -22,13 +23,23 @@ Per hand, from the KNOWN player's perspective (the player whose strategy file we
 * the opponent's decisions get no correction (its strategy is unknown).
 
 Each correction has zero mean given everything before it, so the estimator is unbiased
-for ANY fixed value function ``v``. The default, :class:`CheckdownValue`, depends only on
-the public state and the known player's cards: its equity against a uniformly random
-opponent hand (over every completion of the board) times the matched pot (an uncalled
-bet is returned), minus its own matched contribution; a fold ends the hand with its real
-value. With ``v = 0`` every correction vanishes and AIVAT is the plain estimate.
+for ANY fixed value function ``v`` of the full history (both players' cards
+included). Two are provided (:data:`VALUE_FUNCTIONS`), each the known player's checked-down
+value: its showdown equity times the matched pot (an uncalled bet is returned) minus its
+own matched contribution, a fold ending the hand with its real value:
 
-Large games (the full deck). A chance event's expectation is enumerated, except where
+* :class:`MatchupValue` (the default): the exact equity against the opponent's ACTUAL hand
+  (the log shows it), every run-out enumerated. The equity is a martingale over the board
+  cards, so a board event's expectation is the value before it, and over the hole-card
+  deal its mean is 1/2: no chance enumeration at all. It removes the variance of every
+  chance event of a checked-down hand (the betting's own variance remains).
+* :class:`CheckdownValue` (``checkdown``): the equity against a uniformly random opponent
+  hand; it depends only on the public state and the known player's cards.
+
+With ``v = 0`` every correction vanishes and AIVAT is the plain estimate.
+
+Large games (the full deck), :class:`CheckdownValue`. A chance event's expectation is
+enumerated, except where
 :class:`CheckdownValue` has more than ``chance_limit`` outcomes (the hold'em flop: 17,296)
 and its value after them is exact (every run-out enumerated): there
 :meth:`CheckdownValue.chance_mean` estimates it from ``chance_samples`` joint draws of the
@@ -65,11 +76,14 @@ __all__ = [
     "AivatResult",
     "CheckdownValue",
     "HandTerms",
+    "MatchupValue",
+    "VALUE_FUNCTIONS",
     "ValueFn",
     "aivat",
     "chance_seed",
     "hand_terms",
     "known_player_name",
+    "value_function",
     "zero_value",
 ]
 
@@ -164,6 +178,73 @@ def chance_seed(hand_no: int, street: int, position: int) -> int:
     """The seed of :meth:`CheckdownValue.chance_mean`'s draw for a hand's street and seat:
     it depends on nothing chance deals."""
     return (hand_no * 1_000_003 + street * 101 + position) & 0xFFFFFFFF
+
+
+class MatchupValue:
+    """The known player's value with both players' cards: its exact showdown equity against
+    the opponent's ACTUAL hand (every run-out of the board enumerated,
+    :func:`solver._matchup.matchup_equity`) times the matched pot (twice the smaller
+    contribution: an uncalled bet is returned), minus its matched contribution; after a
+    fold, the fold's real value. Called as ``v(state, position, hole, board, opponent)``.
+
+    The equity is a martingale over the board: its mean over the next cards (uniform over
+    the cards neither hand nor the board holds) is the equity before them, and the matched
+    pot does not change while chance deals, so :meth:`board_mean` is exact without
+    enumeration. Over the hole-card deal (both hands at once, uniform over disjoint pairs)
+    the equity's mean is 1/2 by symmetry (:meth:`deal_mean`). Equities are cached by the
+    matchup with its suits renamed canonically (isomorphic matchups share one)."""
+
+    def __init__(self, game: Game) -> None:
+        if game.num_players != 2:
+            raise ValueError("AIVAT here is heads-up")
+        self.game = game
+        self._deck = deck_cards(game.num_ranks, game.num_suits)
+        self._suits = sorted({c & 3 for c in self._deck})
+        self._cache: dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], float] = {}
+
+    def _canonical(self, a: Sequence[int], b: Sequence[int], board: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+        """The cards with the suits renamed in order of first appearance (``a``, ``b``, then
+        the board, each from the highest card); the equity is invariant under renaming."""
+        names: dict[int, int] = {}
+        for c in [*sorted(a, reverse=True), *sorted(b, reverse=True), *sorted(board, reverse=True)]:
+            if c & 3 not in names:
+                names[c & 3] = self._suits[len(names)]
+        return tuple(tuple(sorted(c - (c & 3) + names[c & 3] for c in cards)) for cards in (a, b, board))
+
+    def equity(self, hole: Sequence[int], opponent: Sequence[int], board: Sequence[int]) -> float:
+        """The share of the pot (ties half) ``hole`` wins at a showdown against
+        ``opponent`` over every completion of ``board``: exact."""
+        from ._matchup import matchup_equity
+
+        if len(opponent) != self.game.num_hole_cards:
+            raise ValueError(f"the opponent's hole cards {list(opponent)} are not in the log (needed by "
+                             "the matchup value function)")
+        key = self._canonical(hole, opponent, board)
+        e = self._cache.get(key)
+        if e is None:
+            e = self._cache[key] = matchup_equity(*key, self._deck, self.game.total_board_cards)
+        return e
+
+    def __call__(self, state: State, position: int, hole: Sequence[int], board: Sequence[int],
+                 opponent: Sequence[int]) -> float:
+        spent = state.spent
+        if state.folded[position]:
+            return -float(spent[position])
+        if any(state.folded):
+            return float(sum(spent) - spent[position])
+        matched = float(min(spent))
+        return self.equity(hole, opponent, board) * 2.0 * matched - matched
+
+    def board_mean(self, state: State, position: int, hole: Sequence[int], board: Sequence[int],
+                   opponent: Sequence[int]) -> float:
+        """``E[v]`` after chance deals the next board cards at ``state``: by the martingale,
+        ``v`` with the board before them."""
+        return self(state, position, hole, board, opponent)
+
+    def deal_mean(self, state: State) -> float:
+        """``E[v]`` after the hole-card deal at ``state`` (the blinds): equity 1/2."""
+        matched = float(min(state.spent))
+        return 0.5 * 2.0 * matched - matched
 
 
 class CheckdownValue:
@@ -303,15 +384,20 @@ def hand_terms(
     policy: TranslatedPolicy,
     hand: LogHand,
     position: int,
-    value: ValueFn,
+    value: ValueFn | MatchupValue,
     *,
     hole_chance: bool = True,
 ) -> HandTerms:
-    """The AIVAT terms of one logged hand for the known player at ``position``."""
+    """The AIVAT terms of one logged hand for the known player at ``position``; a
+    :class:`MatchupValue` also reads the opponent's hole cards from the log."""
     game = policy.game
     deck = deck_cards(game.num_ranks, game.num_suits)
     me = tuple(hand.holes[position])
     others = {c for p, h in enumerate(hand.holes) if p != position for c in h}
+    matchup = value if isinstance(value, MatchupValue) else None
+    opponent = tuple(hand.holes[1 - position])
+    v: ValueFn = value if matchup is None else (
+        lambda s, p, h, b: matchup(s, p, h, b, opponent))  # type: ignore[assignment]
     final = State.from_betting(game, hand.betting, strict=False)
     history = final.history
     state = State.new_hand(game)
@@ -319,9 +405,12 @@ def hand_terms(
     chance = decision = 0.0
     decisions = 0
     if hole_chance:
-        combos = list(combinations(deck, game.num_hole_cards))
-        expected = sum(value(state, position, h, ()) for h in combos) / len(combos)
-        chance += value(state, position, me, ()) - expected
+        if matchup is not None:  # both hands dealt at once: equity 1/2 on average
+            expected = matchup.deal_mean(state)
+        else:  # the known player's hand (the value does not read the opponent's)
+            combos = list(combinations(deck, game.num_hole_cards))
+            expected = sum(v(state, position, h, ()) for h in combos) / len(combos)
+        chance += v(state, position, me, ()) - expected
     # the known player as one row of hands: its bucket on each street the betting reached
     shown = [c for street in hand.boards for c in street]
     player = TranslatedPlayer(policy, [
@@ -342,8 +431,8 @@ def hand_terms(
             total = float(sum(ms.values())[0])
             expected = 0.0
             for a, m in moves.items():
-                expected += float(sum(m.values())[0]) / total * value(state.apply(a), position, me, board)
-            decision += value(state.apply(action), position, me, board) - expected
+                expected += float(sum(m.values())[0]) / total * v(state.apply(a), position, me, board)
+            decision += v(state.apply(action), position, me, board) - expected
             decisions += 1
             ms = _normalized(moves[action])
         else:
@@ -358,16 +447,32 @@ def hand_terms(
             if len(new) != n:
                 raise ValueError(f"hand {hand.hand_no}: the log does not show street {street}'s board")
             expected = None
-            if isinstance(value, CheckdownValue):
+            if matchup is not None:  # the martingale: the value before the cards
+                expected = matchup.board_mean(state, position, me, board, opponent)
+            elif isinstance(value, CheckdownValue):
                 expected = value.chance_mean(state, position, me, board, n, sorted(others),
                                              seed=chance_seed(hand.hand_no, street, position))
             if expected is None:
                 dead = set(me) | others | set(board)
                 outcomes = list(combinations([c for c in deck if c not in dead], n))
-                expected = sum(value(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
+                expected = sum(v(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
             board.extend(new)
-            chance += value(state, position, me, board) - expected
+            chance += v(state, position, me, board) - expected
     return HandTerms(float(hand.values[position]), chance, decision, decisions)
+
+
+#: The named value functions, the default first: ``matchup`` (:class:`MatchupValue`, both
+#: players' cards) and ``checkdown`` (:class:`CheckdownValue`, the known player's only).
+VALUE_FUNCTIONS = ("matchup", "checkdown")
+
+
+def value_function(name: str, game: Game) -> MatchupValue | CheckdownValue:
+    """The value function of :data:`VALUE_FUNCTIONS` called ``name`` for ``game``."""
+    if name == "matchup":
+        return MatchupValue(game)
+    if name == "checkdown":
+        return CheckdownValue(game)
+    raise ValueError(f"unknown value function {name!r}; choose from {', '.join(VALUE_FUNCTIONS)}")
 
 
 def known_player_name(log: MatchLog, stem: str) -> str:
@@ -481,17 +586,19 @@ def aivat(
     log: MatchLog,
     player: str,
     *,
-    value: ValueFn | None = None,
+    value: ValueFn | MatchupValue | str | None = None,
     hole_chance: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> AivatResult:
     """AIVAT over every hand of ``log`` in which ``player`` (a name in the log) plays the
-    known ``policy``; ``value`` defaults to :class:`CheckdownValue`. ``progress(n)`` is
-    called after each of the player's hands with the number done."""
+    known ``policy``; ``value`` is a value function or a name of :data:`VALUE_FUNCTIONS`
+    (default :class:`MatchupValue`). ``progress(n)`` is called after each of the player's
+    hands with the number done."""
     game = policy.game
     if game.num_players != 2:
         raise ValueError(f"AIVAT here is heads-up; {game.name} has {game.num_players} players")
-    v = value if value is not None else CheckdownValue(game)
+    v = value_function(value if value is not None else VALUE_FUNCTIONS[0], game) if (
+        value is None or isinstance(value, str)) else value
     terms: list[HandTerms] = []
     numbers: list[int] = []
     for hand in log.hands:

@@ -26,7 +26,9 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "AIVAT (Burch et al. 2018) over the hands of LOG for the player whose strategy "
             "is FILE: each hand's outcome minus corrections at chance events (hole and board "
             "cards) and at the known player's decisions (from the strategy's exact "
-            "probabilities), with a checked-down equity value function. Unbiased; prints "
+            "probabilities), with a checked-down equity value function (by default "
+            "of the known player's hand against the opponent's actual hand, which the log "
+            "shows). Unbiased; prints "
             "the plain and the AIVAT estimate in mbb/g of the known player with 95%% "
             "intervals over hands and the variance reduction."
         ),
@@ -50,6 +52,9 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--mapping", choices=MAPPINGS, default=MAPPINGS[0],
                    help=f"the action translation the player used (default {MAPPINGS[0]})")
     p.add_argument("--purify", type=float, default=0.0, help="the purification the player used (default 0)")
+    p.add_argument("--value", choices=("matchup", "checkdown"), default="matchup",  # solver.aivat.VALUE_FUNCTIONS
+                   help="the value function: equity against the opponent's actual hand (matchup, the default) "
+                   "or against a uniformly random hand (checkdown)")
     add_tables_option(p, "auto")
     add_png_option(p, "hands (plain and AIVAT)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -70,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         log = parse_log(text)
         strategy = open_with_tables(args.strategy, args.tables, quiet=args.json)
         name = args.seat_name or known_player_name(log, Path(args.strategy).stem)
-        result = aivat(strategy.translated(args.mapping, args.purify), log, name)
+        result = aivat(strategy.translated(args.mapping, args.purify), log, name, value=args.value)
     except (LogFormatError, StrategyFileError, ValueError) as exc:
         raise UserError(str(exc)) from None
     write_png(args.png, result.mbb_values, title=f"{result.player} in {result.game}", label="plain",
