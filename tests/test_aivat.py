@@ -51,6 +51,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _pooled(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndarray, list]:
+    key = (which, *sorted(kw.items()))  # each estimate once per module: several tests read it
+    if key not in setup.setdefault("pooled", {}):
+        setup["pooled"][key] = _pooled_uncached(setup, which, **kw)
+    return setup["pooled"][key]
+
+
+def _pooled_uncached(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndarray, list]:
     strategy = setup[which]
     plain, av, results = [], [], []
     for path in setup["logs"]:
