@@ -35,8 +35,8 @@ an exact best response) by exact head-to-head:
   many), with 95% intervals over the boards. The number of boards is chosen from a
   pilot so that all head-to-heads take about ``--h2h-seconds`` (default 360), or set
   with ``--boards``. ``diff_vs_reference``: tcfr's value against the reference minus
-  es's at each time, with a conservative interval (the two half-widths added in
-  quadrature; the shared boards make the true one narrower).
+  es's at each time, with its 95% interval over the boards (paired: both sides played
+  the reference on the same boards, so the interval is over the per-board differences).
 
 Equal conditions: the two sides of a game train at the same time, each on a Python
 thread of its own running the GIL-free kernel with one solver thread (``threads_per_side``
@@ -384,16 +384,14 @@ def run_game2(
         for name, rows in curves.items()
     }
     diff = {}
-    for key in value_at["tcfr"]:
-        a = next(r["vs_reference"] for r in curves["tcfr"] if f"{r['target_s']:g}" == key)
-        b = next(r["vs_reference"] for r in curves["es"] if f"{r['target_s']:g}" == key)
-        d = a["mbb_per_game"] - b["mbb_per_game"]
-        ha, hb = a["ci_halfwidth"], b["ci_halfwidth"]
-        half = math.hypot(ha, hb) if ha is not None and hb is not None else None
-        diff[key] = {
-            "mbb": round(d, 1),
-            "ci95_conservative": [round(d - half, 1), round(d + half, 1)] if half is not None else None,
-        }
+    for i in range(len(points)):
+        if ("tcfr", i) not in vs_ref:
+            continue
+        d = h2h.values[(paths[("tcfr", i)], ref_path)] - h2h.values[(paths[("es", i)], ref_path)]
+        d *= 1000.0 / game.big_blind  # chips -> mbb/g
+        half = 1.96 * float(d.std(ddof=1)) / math.sqrt(d.size)
+        mean = float(d.mean())
+        diff[f"{points[i]:g}"] = {"mbb": round(mean, 1), "ci95": [round(mean - half, 1), round(mean + half, 1)]}
     out: dict[str, Any] = {
         "game": GAME2,
         "betting": BETTING,
@@ -446,11 +444,11 @@ def _verdict2(final: dict[str, Any], diff: dict[str, Any], t: float) -> str:
             f"no difference detected between Targeted CFR and external sampling after {t:g} s each "
             f"({final['boards']} boards): tcfr {v:+.1f} mbb/g, interval {span} holds 0"
         )
-    ahead = [k for k, d in diff.items() if d["ci95_conservative"] and d["ci95_conservative"][0] > 0]
-    behind = [k for k, d in diff.items() if d["ci95_conservative"] and d["ci95_conservative"][1] < 0]
+    ahead = [k for k, d in diff.items() if d["ci95"][0] > 0]
+    behind = [k for k, d in diff.items() if d["ci95"][1] < 0]
     return (
         f"{head}; against the reference tcfr is clearly ahead of es at {len(ahead)} and clearly "
-        f"behind at {len(behind)} of {len(diff)} times (conservative intervals)"
+        f"behind at {len(behind)} of {len(diff)} times (paired 95% intervals)"
     )
 
 
@@ -463,6 +461,8 @@ class _H2H:
         self.tables = tables
         self.seconds = 0.0
         self._open: dict[Path, Any] = {}
+        #: (A, B) -> A's chips per game on each board of the last such head-to-head
+        self.values: dict[tuple[Path, Path], np.ndarray] = {}
 
     def _policy(self, path: Path) -> Any:
         from solver.strategy_io import open_strategy
@@ -478,6 +478,7 @@ class _H2H:
         t0 = time.perf_counter()
         r = head_to_head(self._policy(a), self._policy(b), self.game, boards=boards, seed=seed)
         self.seconds += time.perf_counter() - t0
+        self.values[(a, b)] = np.asarray(r.board_values, dtype=np.float64)
         d = r.to_dict()
         lo, hi = d["ci95"]
         half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else None
