@@ -26,7 +26,8 @@ Options, each pinned by a test in ``tests/test_tcfr.py``:
   iterations (seeds 1 to 3), while with the correction it falls steadily (0.0021 to
   0.0034 at 128M). A schedule whose update probabilities do not change over time
   (``mod10:0@1-9``) converges without it. On 20-card hold'em the uncorrected run is
-  ahead at two minutes, as the paper finds (bench/tcfr_vs_es.py's notes).
+  ahead at two minutes, as the paper finds (README, "What the Targeted CFR paper claims,
+  what we measured").
 * ``close_threshold``: the paper's extension (section "Extensions"): also explore and
   update i's decisions whose two highest regrets differ by less than the threshold
   (in chips of cumulative regret; Slumbot 2019 ships ``CloseThreshold 2000`` in its
