@@ -26,6 +26,9 @@ AAMAS, public chance sampling):
   itself).
 
 Hands of 1 or 2 hole cards (Kuhn, Leduc, hold'em); cards are ACPC integers 0..51.
+:class:`BoardsPairValues` does this for many boards at once, with reach arrays over every
+hand of the deck (a walk shared by the boards: :mod:`solver.head_to_head`);
+:class:`PairValues` is the one-board case.
 """
 
 from __future__ import annotations
@@ -35,99 +38,154 @@ from numba import njit
 
 from poker.evaluator import evaluate_batch
 
-__all__ = ["PairValues"]
+__all__ = ["BoardsPairValues", "PairValues"]
 
 _CARDS = 52
 
 
 @njit(cache=True)
-def _disjoint_sum(hands: np.ndarray, r0: np.ndarray, r1: np.ndarray) -> float:
-    """``sum_{i, j disjoint} r0[i] r1[j]`` over ``hands`` (int64[n, k], k = 1 or 2)."""
-    n, k = hands.shape
+def _disjoint_sums(held: np.ndarray, r0: np.ndarray, r1: np.ndarray, out: np.ndarray) -> None:
+    """``out[b] = sum_{i, j disjoint} r0[b, i] r1[b, j]`` over the hands ``held[b]``
+    (int64[B, n, k], k = 1 or 2) of each board ``b``; ``r0``, ``r1``: float64[B, n]."""
+    n_boards, n, k = held.shape
     per_card = np.zeros(_CARDS)
-    total = 0.0
-    for j in range(n):
-        w = r1[j]
-        total += w
-        for c in range(k):
-            per_card[hands[j, c]] += w
-    out = 0.0
-    for i in range(n):
-        w = r0[i]
-        if w == 0.0:
-            continue
-        s = total
-        for c in range(k):
-            s -= per_card[hands[i, c]]
-        if k == 2:
-            s += r1[i]  # the one hand holding both cards, subtracted twice
-        out += w * s
-    return out
+    for b in range(n_boards):
+        per_card[:] = 0.0
+        total = 0.0
+        for j in range(n):
+            w = r1[b, j]
+            total += w
+            for c in range(k):
+                per_card[held[b, j, c]] += w
+        acc = 0.0
+        for i in range(n):
+            w = r0[b, i]
+            if w == 0.0:
+                continue
+            s = total
+            for c in range(k):
+                s -= per_card[held[b, i, c]]
+            if k == 2:
+                s += r1[b, i]  # the one hand holding both cards, subtracted twice
+            acc += w * s
+        out[b] = acc
 
 
 @njit(cache=True)
-def _showdown_sum(hands: np.ndarray, order: np.ndarray, ranks: np.ndarray, r0: np.ndarray,
-                  r1: np.ndarray) -> float:
-    """``sum_{i, j disjoint} r0[i] r1[j] sign(rank i - rank j)``: ``order`` lists the
-    hands by ascending rank, ``ranks`` their ranks in that order."""
-    n, k = hands.shape
+def _showdown_sums(held: np.ndarray, order: np.ndarray, ranks: np.ndarray, r0: np.ndarray,
+                   r1: np.ndarray, out: np.ndarray) -> None:
+    """``out[b] = sum_{i, j disjoint} r0[b, i] r1[b, j] sign(rank i - rank j)`` over the
+    hands ``held[b]`` of each board ``b``: ``order[b]`` lists them by ascending rank,
+    ``ranks[b]`` their ranks in that order."""
+    n_boards, n, k = held.shape
     card0 = np.zeros(_CARDS)  # reach of the weaker hands holding each card
     card1 = np.zeros(_CARDS)
-    weak0 = 0.0
-    weak1 = 0.0
-    out = 0.0
-    start = 0
-    while start < n:
-        end = start + 1
-        while end < n and ranks[end] == ranks[start]:
-            end += 1
-        for t in range(start, end):  # score the tie group against the weaker hands
-            i = order[t]
-            a = r0[i]
-            b = r1[i]
-            if a != 0.0:
-                s = weak1
+    for b in range(n_boards):
+        card0[:] = 0.0
+        card1[:] = 0.0
+        weak0 = 0.0
+        weak1 = 0.0
+        acc = 0.0
+        start = 0
+        while start < n:
+            end = start + 1
+            while end < n and ranks[b, end] == ranks[b, start]:
+                end += 1
+            for t in range(start, end):  # score the tie group against the weaker hands
+                i = order[b, t]
+                x = r0[b, i]
+                y = r1[b, i]
+                if x != 0.0:
+                    s = weak1
+                    for c in range(k):
+                        s -= card1[held[b, i, c]]
+                    acc += x * s
+                if y != 0.0:
+                    s = weak0
+                    for c in range(k):
+                        s -= card0[held[b, i, c]]
+                    acc -= y * s
+            for t in range(start, end):  # then make it weaker than what follows
+                i = order[b, t]
+                x = r0[b, i]
+                y = r1[b, i]
+                weak0 += x
+                weak1 += y
                 for c in range(k):
-                    s -= card1[hands[i, c]]
-                out += a * s
-            if b != 0.0:
-                s = weak0
-                for c in range(k):
-                    s -= card0[hands[i, c]]
-                out -= b * s
-        for t in range(start, end):  # then make it weaker than what follows
-            i = order[t]
-            a = r0[i]
-            b = r1[i]
-            weak0 += a
-            weak1 += b
-            for c in range(k):
-                card0[hands[i, c]] += a
-                card1[hands[i, c]] += b
-        start = end
-    return out
+                    card0[held[b, i, c]] += x
+                    card1[held[b, i, c]] += y
+            start = end
+        out[b] = acc
+
+
+class BoardsPairValues:
+    """The two pair sums (module docstring) on each of several final boards at once, for a
+    walk shared by the boards: ``hands`` (int[H, k], 1 <= k <= 2) are the candidate hole
+    cards, ``boards`` (int[B, m]) the final boards; on board ``b`` the rows of the reach
+    arrays (float64[B, n], or flat float64[B * n]) are the ``n`` hands that miss it, in
+    the order of ``hands`` (``valid[b]``; every board must leave as many: on a deck, it
+    does)."""
+
+    def __init__(self, hands: np.ndarray, boards: np.ndarray) -> None:
+        hands = np.ascontiguousarray(hands, dtype=np.int64)
+        boards = np.asarray(boards, dtype=np.int64)
+        if hands.ndim != 2 or not 1 <= hands.shape[1] <= 2:
+            raise ValueError(f"hands must be (H, 1) or (H, 2) hole cards, got shape {hands.shape}")
+        if boards.ndim != 2 or boards.shape[0] < 1:
+            raise ValueError(f"boards must be (B >= 1, board cards), got shape {boards.shape}")
+        misses = ~(hands[None, :, :, None] == boards[:, None, None, :]).any(axis=(2, 3))
+        per_board = misses.sum(axis=1)
+        if (per_board != per_board[0]).any():
+            raise ValueError("every board must leave the same number of hands")
+        n_boards, n = boards.shape[0], int(per_board[0])
+        #: valid[b, t]: the row of ``hands`` that is row t of board b's reach
+        self.valid = np.ascontiguousarray(np.nonzero(misses)[1].reshape(n_boards, n))
+        self.held = np.ascontiguousarray(hands[self.valid])  # (B, n, k)
+        seen = np.broadcast_to(boards[:, None, :], (n_boards, n, boards.shape[1]))
+        cards = np.concatenate([self.held, seen], axis=2).reshape(n_boards * n, -1)
+        ranks = evaluate_batch(np.ascontiguousarray(cards)).astype(np.int64).reshape(n_boards, n)
+        self.order = np.ascontiguousarray(np.argsort(ranks, axis=1, kind="stable"))
+        self._sorted = np.ascontiguousarray(np.take_along_axis(ranks, self.order, axis=1))
+        self.shape = (n_boards, n)
+
+    def _as_2d(self, r: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(r, dtype=np.float64).reshape(self.shape)
+
+    def disjoint(self, r0: np.ndarray, r1: np.ndarray) -> np.ndarray:
+        """float64[B]: ``sum r0[i] r1[j]`` over each board's pairs of disjoint hands (a
+        fold's weight)."""
+        out = np.empty(self.shape[0])
+        _disjoint_sums(self.held, self._as_2d(r0), self._as_2d(r1), out)
+        return out
+
+    def showdown(self, r0: np.ndarray, r1: np.ndarray) -> np.ndarray:
+        """float64[B]: ``sum r0[i] r1[j] sign(rank i - rank j)`` over each board's pairs of
+        disjoint hands: seat 0's showdowns won minus lost, weighted by both reaches."""
+        out = np.empty(self.shape[0])
+        _showdown_sums(self.held, self.order, self._sorted, self._as_2d(r0), self._as_2d(r1), out)
+        return out
 
 
 class PairValues:
     """The two pair sums of one final board (module docstring) over ``hands``
     (int[n, k], the hole cards of each hand, 1 <= k <= 2, every hand missing ``board``),
-    both players' reach vectors indexed by the same rows."""
+    both players' reach vectors indexed by the same rows: :class:`BoardsPairValues` of
+    one board."""
 
     def __init__(self, hands: np.ndarray, board: tuple[int, ...]) -> None:
         hands = np.ascontiguousarray(hands, dtype=np.int64)
         if hands.ndim != 2 or not 1 <= hands.shape[1] <= 2:
             raise ValueError(f"hands must be (n, 1) or (n, 2) hole cards, got shape {hands.shape}")
+        self._one = BoardsPairValues(hands, np.asarray(board, dtype=np.int64).reshape(1, len(board)))
+        if self._one.shape[1] != hands.shape[0]:
+            raise ValueError("every hand must miss the board")
         self.hands = hands
-        cards = np.concatenate([hands, np.tile(np.asarray(board, dtype=np.int64), (hands.shape[0], 1))], axis=1)
-        self.ranks = evaluate_batch(cards).astype(np.int64)
-        self.order = np.argsort(self.ranks, kind="stable")
-        self._sorted = np.ascontiguousarray(self.ranks[self.order])
 
     def disjoint(self, r0: np.ndarray, r1: np.ndarray) -> float:
         """``sum r0[i] r1[j]`` over the pairs of disjoint hands (a fold's weight)."""
-        return float(_disjoint_sum(self.hands, r0, r1))
+        return float(self._one.disjoint(r0, r1)[0])
 
     def showdown(self, r0: np.ndarray, r1: np.ndarray) -> float:
         """``sum r0[i] r1[j] sign(rank i - rank j)`` over the pairs of disjoint hands:
         seat 0's showdowns won minus lost, weighted by both reaches."""
-        return float(_showdown_sum(self.hands, self.order, self._sorted, r0, r1))
+        return float(self._one.showdown(r0, r1)[0])

@@ -34,14 +34,23 @@ the plain mean over final boards of the per-board values.
   an unbiased estimate, and ``ci95`` is mean +- 1.96 standard errors over the boards (with
   the finite-population correction, so it shrinks to zero width as N reaches all boards).
 
-Cost: one walk per board and seating, with vectors over the hands that miss the board;
-the boards are independent, so ``jobs`` worker processes share them out. On one core:
-Leduc, 5 hands, 6 boards, about 0.01 s a board; the 20-card short hold'em, 136 hands,
-6,840 ordered final boards of 3 cards, about 0.6 s a board for both seatings with the
-shipped strategy (every board: about an hour); full hold'em, 1,081 hands, 51,979,200
-ordered final boards, about 4 s a board with the shipped blueprint (some 65,000 real
-nodes for both seatings; sample boards). Most of the time goes to the per-node Python
-of the walk and to :meth:`TranslatedPolicy.rows`, not to the terminals.
+Cost: the walk's structure does not depend on the board (the real actions and the
+mapping-state splits at the other player's actions depend on the public state alone;
+only the reach vectors and the terminal values depend on the cards), so one walk per
+seating serves a chunk of up to :data:`BOARDS_PER_WALK` boards: its reach arrays hold
+every board's hands side by side, an action is followed when some board plays it, and
+the terminals sum per board (:class:`solver._terminal.BoardsPairValues`). Each board's
+value is the one its own walk would give (to rounding), and the per-node Python is paid
+once per chunk. The chunks are independent, so ``jobs`` worker processes share them out.
+On one core, both seatings: Leduc, 5 hands, 6 boards, about 0.01 s a board; the 20-card
+short hold'em, 136 hands, 6,840 ordered final boards of 3 cards, about 0.03 s a board
+with the shipped strategy in chunks of 32 (0.5 s with one board per walk; every board:
+about 4 minutes); full hold'em, 1,081 hands, 51,979,200 ordered final boards, about 1 s
+a board with the shipped blueprint in chunks of 32 (4 s with one board per walk; some
+66,000 real nodes a walk; sample boards). The time
+goes to the terminal sums, the blueprint's probabilities for every row
+(:func:`_row_probs`) and the vector operations of the mapping states, each proportional
+to boards x hands.
 """
 
 from __future__ import annotations
@@ -58,17 +67,18 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import State
 
-from ._terminal import PairValues
+from ._terminal import BoardsPairValues
 # the mapping-state rules must be the very ones the exploitability walk uses
 from .policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
 
-__all__ = ["ALL_BOARDS_MAX", "H2HResult", "all_boards", "board_value", "head_to_head", "n_boards"]
+__all__ = ["ALL_BOARDS_MAX", "BOARDS_PER_WALK", "H2HResult", "all_boards", "board_value", "head_to_head", "n_boards"]
 
 #: Evaluating every final board is refused above this many (the full deck has 51,979,200
 #: ordered boards, days of work): sample boards there.
@@ -83,7 +93,8 @@ class H2HResult:
     ``exact``); ``ci95``: the 95% interval of ``mbb_per_game`` over sampled boards (the
     point itself when every board was evaluated); ``seat_values``: A's value in position
     0 and in position 1 (chips per game); ``boards``: boards evaluated, of
-    ``boards_total``; ``nodes``: real public nodes walked; ``seconds``: wall time;
+    ``boards_total``; ``nodes``: real public nodes walked, summed over the boards (each
+    counts the nodes a walk of that board alone visits); ``seconds``: wall time;
     ``board_values``: A's chips per game on each board evaluated (both seatings' mean), in
     the order evaluated (their mean is ``chips_per_game``: plot the running mean and
     interval from them; not in :meth:`to_dict`).
@@ -143,38 +154,109 @@ def n_boards(game: Game) -> int:
     return total
 
 
-def _hands(game: Game, board: tuple[int, ...]) -> np.ndarray:
-    """Every set of hole cards that misses ``board`` (int64[n, hole cards]): the rows of
-    both players' reach vectors on that board, the same on every street."""
-    deck = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in board]
-    return np.array(list(combinations(deck, game.num_hole_cards)), dtype=np.int64).reshape(-1, game.num_hole_cards)
+#: Boards per walk: the walk's Python cost per node is shared by this many boards, its
+#: reach arrays are this many times larger (full deck: 32 x 1,081 float64, 277 kB each).
+BOARDS_PER_WALK = 32
 
 
-def _buckets(policy: TranslatedPolicy, game: Game, hands: np.ndarray, board: tuple[int, ...]) -> list[np.ndarray]:
-    """The bucket of each of ``hands`` on each street of the final ``board``, as the
-    player computes it."""
+class _Boards:
+    """Several final boards walked at once. On board ``b``, the rows of the reach arrays
+    are the ``n`` sets of hole cards that miss it (``values.valid[b]``, the same number on
+    every board); the arrays are flat float64[boards * n], board major. The terminal pair
+    sums of each board: :class:`solver._terminal.BoardsPairValues`."""
+
+    def __init__(self, game: Game, boards: list[tuple[int, ...]]) -> None:
+        deck = deck_cards(game.num_ranks, game.num_suits)
+        k = game.num_hole_cards
+        self.boards = np.array(boards, dtype=np.int64).reshape(len(boards), game.total_board_cards)
+        hands = np.array(list(combinations(deck, k)), dtype=np.int64).reshape(-1, k)
+        self.values = BoardsPairValues(hands, self.boards)
+        self.n, self.width = self.values.shape
+        self.ones = np.ones(self.n * self.width)
+        self.pairs = self.values.disjoint(self.ones, self.ones)
+
+    def alive(self, reach: np.ndarray) -> np.ndarray:
+        """bool[boards]: the boards on which ``reach`` (flat) is not all zero."""
+        return reach.reshape(self.n, self.width).any(axis=1)
+
+
+def _buckets(policy: TranslatedPolicy, game: Game, boards: _Boards) -> list[np.ndarray]:
+    """The bucket of each row of ``boards``' reach arrays on each street, as the player
+    computes it (flat int64[boards * n])."""
     k = game.num_hole_cards
-    buckets: list[np.ndarray] = []
+    held = boards.values.held  # (boards, n, k)
+    n_boards, n = boards.n, boards.width
+    out: list[np.ndarray] = []
     for s in range(game.num_rounds):
-        seen = board[: game.board_cards_through(s)]
+        m = game.board_cards_through(s)
+        seen = np.broadcast_to(boards.boards[:, None, :m], (n_boards, n, m))
+        cards = np.ascontiguousarray(np.concatenate([held, seen], axis=2).reshape(n_boards * n, k + m))
         if policy.bucket_batch is not None:
-            cards = np.concatenate([hands, np.tile(np.asarray(seen, dtype=np.int64), (hands.shape[0], 1))], axis=1)
-            buckets.append(np.asarray(policy.bucket_batch(s, np.ascontiguousarray(cards)), dtype=np.int64))
+            out.append(np.asarray(policy.bucket_batch(s, cards), dtype=np.int64))
         else:
-            buckets.append(np.array([policy.bucket(s, h[:k], seen) for h in hands.tolist()], dtype=np.int64))
-    return buckets
+            out.append(np.array([policy.bucket(s, r[:k], tuple(r[k:])) for r in cards.tolist()], dtype=np.int64))
+    return out
 
 
-class _Board:
-    """The hands that miss one final board (:func:`_hands`) and the terminal pair sums
-    over them in O(n) (:class:`solver._terminal.PairValues`)."""
+@njit(cache=True)
+def _row_probs(table: np.ndarray, start: int, n: int, scale: float, purify: float, buckets: np.ndarray,
+               rows: np.ndarray, out: np.ndarray) -> None:
+    """:meth:`TranslatedPolicy.rows` of the decision node with first table entry ``start``
+    and ``n`` children, written transposed: ``out[j, r]`` is child ``j``'s probability in
+    bucket ``buckets[rows[r]]``. Each of the distinct ``buckets`` is computed once (32
+    boards hold some 35,000 rows but under a thousand buckets a street), in one compiled
+    pass instead of numpy's many: on the full deck this was most of a walk's time."""
+    probs = np.empty((buckets.shape[0], n))
+    for u in range(buckets.shape[0]):
+        p = probs[u]
+        o = start + buckets[u] * n
+        total = 0.0
+        for j in range(n):
+            p[j] = table[o + j] / scale
+            total += p[j]
+        for j in range(n):
+            p[j] = p[j] / total if total > 0.0 else 1.0 / n
+        if purify > 0.0:
+            kept = 0.0
+            top = p[0]
+            for j in range(n):
+                top = max(top, p[j])
+                if p[j] >= purify:
+                    kept += p[j]
+            if kept <= 0.0:  # nothing clears the threshold: the most likely actions, evenly
+                for j in range(n):
+                    p[j] = 1.0 if p[j] == top else 0.0
+                    kept += p[j]
+            else:
+                for j in range(n):
+                    if p[j] < purify:
+                        p[j] = 0.0
+            for j in range(n):
+                p[j] = p[j] / kept
+    for r in range(rows.shape[0]):
+        p = probs[rows[r]]
+        for j in range(n):
+            out[j, r] = p[j]
 
-    def __init__(self, game: Game, board: tuple[int, ...]) -> None:
-        self.board = board
-        self.hands = _hands(game, board)
-        self.values = PairValues(self.hands, board)
-        ones = np.ones(self.hands.shape[0])
-        self.pairs = self.values.disjoint(ones, ones)
+
+class _BatchPlayer(TranslatedPlayer):
+    """:class:`TranslatedPlayer` over the rows of several boards (:class:`_Boards`): the
+    same rules, its probabilities computed by :func:`_row_probs` and never cached (a walk
+    meets each abstract node about once, and over 32 boards a node's probabilities take
+    about a megabyte)."""
+
+    def __init__(self, policy: TranslatedPolicy, buckets: list[np.ndarray]) -> None:
+        super().__init__(policy, buckets)
+        # per street: the distinct buckets, and each row's index among them
+        self._distinct = [np.unique(b, return_inverse=True) for b in buckets]
+
+    def _moves(self, node: int) -> list[tuple[int, np.ndarray]]:
+        pol = self.policy
+        n = pol._n_child[node]
+        distinct, rows = self._distinct[pol._street[node]]
+        by_child = np.empty((n, rows.shape[0]))
+        _row_probs(pol.table, pol._offset[node], n, pol.scale, pol.purify, distinct, rows, by_child)
+        return [(i, by_child[i]) for i in np.flatnonzero(by_child.any(axis=1)).tolist()]
 
 
 def _reach(ms: MappingStates) -> np.ndarray:
@@ -186,26 +268,46 @@ def _reach(ms: MappingStates) -> np.ndarray:
 
 
 def _walk(
-    state: State, players: tuple[TranslatedPlayer, TranslatedPlayer], ms: tuple[MappingStates, MappingStates], board: _Board,
-    count: list[int],
-) -> float:
-    """Seat 0's chips summed over the (hand 0, hand 1) pairs, weighted by both reaches."""
-    count[0] += 1
+    state: State, players: tuple[TranslatedPlayer, TranslatedPlayer], ms: tuple[MappingStates, MappingStates],
+    boards: _Boards, alive: np.ndarray, count: np.ndarray,
+) -> np.ndarray:
+    """Seat 0's chips on each board, summed over its (hand 0, hand 1) pairs, weighted by
+    both reaches. ``alive``: the boards on which every real action so far had positive
+    probability, the ones a walk of that board alone would visit this node on (``count``,
+    nodes per board, counts them so, whatever boards share the walk)."""
+    count += alive
     if state.actor is None:
         r0, r1 = _reach(ms[0]), _reach(ms[1])
         spent = state.spent
         if state.folded[0]:
-            return -spent[0] * board.values.disjoint(r0, r1)
+            return -spent[0] * boards.values.disjoint(r0, r1)
         if state.folded[1]:
-            return spent[1] * board.values.disjoint(r0, r1)
-        return min(spent) * board.values.showdown(r0, r1)
+            return spent[1] * boards.values.disjoint(r0, r1)
+        return min(spent) * boards.values.showdown(r0, r1)
     actor = state.actor
-    total = 0.0
+    total = np.zeros(boards.n)
     for a, mine in players[actor].own_moves(ms[actor], state).items():
+        go = np.zeros(boards.n, dtype=bool)
+        for r in mine.values():
+            go |= boards.alive(r)
+        go &= alive
+        if not go.any():
+            continue  # played only on boards already left: worth exactly 0 on every board
         theirs = players[1 - actor].after_opponent(ms[1 - actor], state, a)
         pair = (mine, theirs) if actor == 0 else (theirs, mine)
-        total += _walk(state.apply(a), players, pair, board, count)
+        total += _walk(state.apply(a), players, pair, boards, go, count)
     return total
+
+
+def _seat_values(
+    game: Game, boards: _Boards, players: tuple[TranslatedPlayer, TranslatedPlayer]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seat 0's expected chips on each board (the mean over its disjoint hand pairs) with
+    ``players`` in positions 0 and 1; real nodes walked per board."""
+    count = np.zeros(boards.n, dtype=np.int64)
+    alive = np.ones(boards.n, dtype=bool)
+    v = _walk(State.new_hand(game), players, ({0: boards.ones}, {0: boards.ones.copy()}), boards, alive, count)
+    return v / boards.pairs, count
 
 
 def board_value(
@@ -214,41 +316,49 @@ def board_value(
     """Seat 0's expected chips on the final ``board`` (dealing order) when ``first`` plays
     position 0 and ``second`` position 1, averaged over the disjoint hand pairs; and the
     number of real nodes walked."""
-    b = _Board(game, board)
-    players = (TranslatedPlayer(first, _buckets(first, game, b.hands, board)),
-               TranslatedPlayer(second, _buckets(second, game, b.hands, board)))
-    return _seat_value(game, b, players)
+    bd = _Boards(game, [board])
+    players = (_BatchPlayer(first, _buckets(first, game, bd)), _BatchPlayer(second, _buckets(second, game, bd)))
+    v, count = _seat_values(game, bd, players)
+    return float(v[0]), int(count[0])
 
 
-def _seat_value(game: Game, board: _Board, players: tuple[TranslatedPlayer, TranslatedPlayer]) -> tuple[float, int]:
-    """:func:`board_value` with the board's hands and both seats' players built."""
-    ones = np.ones(board.hands.shape[0])
-    count = [0]
-    v = _walk(State.new_hand(game), players, ({0: ones}, {0: ones.copy()}), board, count)
-    return v / board.pairs, count[0]
+#: Both players' buckets on a chunk of boards (:func:`_buckets`); None for B's when B is A.
+_ChunkBuckets = tuple[list[np.ndarray], list[np.ndarray] | None]
 
 
-#: Both players' buckets on one board (:func:`_buckets`); None for B's when B is A.
-_BoardBuckets = tuple[list[np.ndarray], list[np.ndarray] | None]
-
-
-def _board_buckets(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, board: tuple[int, ...]) -> _BoardBuckets:
-    """A's and B's buckets on ``board``: a player's buckets do not depend on its seat."""
-    hands = _hands(game, board)
-    return _buckets(a, game, hands, board), None if b is a else _buckets(b, game, hands, board)
+def _chunk_buckets(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chunk: list[tuple[int, ...]]) -> _ChunkBuckets:
+    """A's and B's buckets on the boards of ``chunk``: a player's buckets do not depend on
+    its seat."""
+    bd = _Boards(game, chunk)
+    return _buckets(a, game, bd), None if b is a else _buckets(b, game, bd)
 
 
 def _both_seatings(
-    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, board: tuple[int, ...], buckets: _BoardBuckets
-) -> tuple[float, float, int]:
-    """Seat 0's value on ``board`` with A in position 0, then with B there; nodes walked.
-    Each player is built once for both seatings (its probabilities are cached by node)."""
-    bd = _Board(game, board)
-    pa = TranslatedPlayer(a, buckets[0])
-    pb = pa if buckets[1] is None else TranslatedPlayer(b, buckets[1])
-    v0, n0 = _seat_value(game, bd, (pa, pb))
-    v1, n1 = _seat_value(game, bd, (pb, pa))
-    return v0, v1, n0 + n1
+    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chunk: list[tuple[int, ...]], buckets: _ChunkBuckets
+) -> list[tuple[float, float, int]]:
+    """For each board of ``chunk``: seat 0's value with A in position 0, then with B there,
+    and the real nodes a walk of that board alone visits. One walk per seating serves every
+    board; each player is built once for both seatings."""
+    bd = _Boards(game, chunk)
+    pa = _BatchPlayer(a, buckets[0])
+    pb = pa if buckets[1] is None else _BatchPlayer(b, buckets[1])
+    v0, n0 = _seat_values(game, bd, (pa, pb))
+    v1, n1 = _seat_values(game, bd, (pb, pa))
+    return list(zip(v0.tolist(), v1.tolist(), (n0 + n1).tolist()))
+
+
+def _chunks(chosen: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]:
+    """``chosen`` cut, in order, into the fewest chunks of at most :data:`BOARDS_PER_WALK`
+    boards, as even as possible (so ``jobs`` workers get even shares). The cut depends on
+    the boards alone, never on ``jobs``: the numbers are the same for every ``jobs``."""
+    n = len(chosen)
+    k = max(1, -(-n // BOARDS_PER_WALK))
+    sizes = [n // k + (i < n % k) for i in range(k)]
+    out, at = [], 0
+    for size in sizes:
+        out.append(chosen[at : at + size])
+        at += size
+    return out
 
 
 def head_to_head(
@@ -270,7 +380,8 @@ def head_to_head(
     they share the policies' memory-mapped tables; needs the ``fork`` start method); each
     board's value does not depend on where it was computed, and the mean is taken in
     board order, so the result is the same, bit for bit, for every ``jobs``.
-    ``progress``: called as ``progress(done, total)`` after each board, in board order.
+    ``progress``: called as ``progress(done, total)`` for each board, in board order, as
+    each chunk of boards (one walk) is done.
     Raises ``ValueError`` for a game that is not 2-player, a policy made for another
     game, ``boards`` or ``jobs`` below 1, or ``jobs`` > 1 without ``fork``.
     """
@@ -340,38 +451,40 @@ def head_to_head(
 _SHARED: tuple[TranslatedPolicy, TranslatedPolicy, Game] | None = None
 
 
-def _job(board: tuple[int, ...], buckets: _BoardBuckets) -> tuple[float, float, int]:
+def _job(chunk: list[tuple[int, ...]], buckets: _ChunkBuckets) -> list[tuple[float, float, int]]:
     assert _SHARED is not None
     a, b, game = _SHARED
-    return _both_seatings(a, b, game, board, buckets)
+    return _both_seatings(a, b, game, chunk, buckets)
 
 
 def _evaluate(
     a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]], jobs: int
 ) -> Iterator[tuple[float, float, int]]:
-    """:func:`_both_seatings` of every board, in board order, on ``jobs`` processes.
+    """:func:`_both_seatings` of every board, in board order, a chunk of boards per walk
+    (:func:`_chunks`), the chunks on ``jobs`` processes.
 
     Workers are forked, so they share the policies (and their memory-mapped tables). The
-    parent computes every board's buckets and sends them with the board: bucket functions
+    parent computes every chunk's buckets and sends them with the chunk: bucket functions
     may run numba's parallel kernels, and a child forked from a process that has started
     GNU OpenMP threads is killed when it starts them again. A pool that loses a worker
     raises (``BrokenProcessPool``) instead of waiting for it."""
     global _SHARED
-    if jobs == 1 or len(chosen) < 2:
-        for board in chosen:
-            yield _both_seatings(a, b, game, board, _board_buckets(a, b, game, board))
+    chunks = _chunks(chosen)
+    if jobs == 1 or len(chunks) < 2:
+        for chunk in chunks:
+            yield from _both_seatings(a, b, game, chunk, _chunk_buckets(a, b, game, chunk))
         return
-    workers = min(jobs, len(chosen))
+    workers = min(jobs, len(chunks))
     _SHARED = (a, b, game)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
-        pending: deque[Future[tuple[float, float, int]]] = deque()
-        for board in chosen:
-            pending.append(pool.submit(_job, board, _board_buckets(a, b, game, board)))
-            if len(pending) > 2 * workers:  # a few boards ahead of the workers, not all of them
-                yield pending.popleft().result()
+        pending: deque[Future[list[tuple[float, float, int]]]] = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(_job, chunk, _chunk_buckets(a, b, game, chunk)))
+            if len(pending) > 2 * workers:  # a few chunks ahead of the workers, not all of them
+                yield from pending.popleft().result()
         while pending:
-            yield pending.popleft().result()
+            yield from pending.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         _SHARED = None

@@ -5,7 +5,9 @@ Oracle: a brute force that plays out every deal with both players' own HandWalks
 random choices (mapping outcomes and their own action draws) replaced by enumerating
 every outcome with its probability: a recursive expectation over the real game, one
 hand at a time, with nothing of the mapping-state machinery. The O(n) terminal sums
-(solver._terminal) are checked against the dense matrices they replace.
+(solver._terminal) are checked against the dense matrices they replace, and the walk
+over many boards at once against a walk of one board at a time (the module's former
+path, kept here).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from poker.state import Deal, State
 from solver.algorithms import solve
 from solver.chance import lossless_bucket
 from solver._terminal import PairValues
+import solver.head_to_head as h2h_mod
 from solver.head_to_head import ALL_BOARDS_MAX, _board_at, all_boards, board_value, head_to_head, n_boards
 from solver.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
@@ -46,13 +49,13 @@ def _policy_of(strategy: Any, game: Game, mapping: str = "pseudo_harmonic") -> T
 
 
 def _random_policy(game: Game, betting: str | None, mapping: str = "pseudo_harmonic", seed: int = 1,
-                   low: float = 0.05) -> TranslatedPolicy:
+                   low: float = 0.05, purify: float = 0.0) -> TranslatedPolicy:
     """Every abstract action with positive probability (``low`` > 0): every rule gets exercised."""
     p = make_problem(game, betting)
     table = np.random.default_rng(seed).uniform(low, 1.0, p.size)
     return TranslatedPolicy(
         p.tree, p.offset, table,
-        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping,
+        lambda street, hole, board: lossless_bucket(game, street, hole, board), mapping=mapping, purify=purify,
     )
 
 
@@ -259,6 +262,95 @@ def test_jobs_progress_and_board_values():
         head_to_head(a, b, game, jobs=0)
 
 
+# ---------------------------------------------------------------- many boards per walk
+
+
+def _one_board(first: TranslatedPolicy, second: TranslatedPolicy, game: Game,
+               board: tuple[int, ...]) -> tuple[float, int]:
+    """Seat 0's value on ``board`` and the real nodes walked, by a walk of that board alone
+    over the hands that miss it (head_to_head's path before boards shared a walk)."""
+    k = game.num_hole_cards
+    deck = [c for c in deck_cards(game.num_ranks, game.num_suits) if c not in board]
+    hands = np.array(list(itertools.combinations(deck, k)), dtype=np.int64).reshape(-1, k)
+
+    def buckets(pol: TranslatedPolicy) -> list[np.ndarray]:
+        out = []
+        for s in range(game.num_rounds):
+            seen = board[: game.board_cards_through(s)]
+            if pol.bucket_batch is not None:
+                cards = np.concatenate([hands, np.tile(np.asarray(seen, dtype=np.int64), (hands.shape[0], 1))], axis=1)
+                out.append(np.asarray(pol.bucket_batch(s, np.ascontiguousarray(cards)), dtype=np.int64))
+            else:
+                out.append(np.array([pol.bucket(s, h, seen) for h in hands.tolist()], dtype=np.int64))
+        return out
+
+    values = PairValues(hands, board)
+    players = (TranslatedPlayer(first, buckets(first)), TranslatedPlayer(second, buckets(second)))
+    count = [0]
+
+    def walk(state: State, ms: tuple[dict, dict]) -> float:
+        count[0] += 1
+        if state.actor is None:
+            r0, r1 = sum(ms[0].values()), sum(ms[1].values())
+            spent = state.spent
+            if state.folded[0]:
+                return -spent[0] * values.disjoint(r0, r1)
+            if state.folded[1]:
+                return spent[1] * values.disjoint(r0, r1)
+            return min(spent) * values.showdown(r0, r1)
+        actor = state.actor
+        total = 0.0
+        for a, mine in players[actor].own_moves(ms[actor], state).items():
+            theirs = players[1 - actor].after_opponent(ms[1 - actor], state, a)
+            total += walk(state.apply(a), (mine, theirs) if actor == 0 else (theirs, mine))
+        return total
+
+    ones = np.ones(hands.shape[0])
+    v = walk(State.new_hand(game), ({0: ones}, {0: ones.copy()}))
+    return v / values.disjoint(ones, ones), count[0]
+
+
+def _check_against_one_board(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, res: Any,
+                             boards: list[tuple[int, ...]]) -> None:
+    nodes = 0
+    assert len(res.board_values) == len(boards)
+    for got, bd in zip(res.board_values, boards):
+        (v0, n0), (v1, n1) = _one_board(a, b, game, bd), _one_board(b, a, game, bd)
+        assert got == pytest.approx((v0 - v1) / 2, rel=1e-9, abs=1e-12)
+        nodes += n0 + n1
+    assert res.nodes == nodes  # each board counts the nodes its own walk would visit
+
+
+@pytest.mark.parametrize("per_walk", [32, 4, 1])
+def test_boards_share_a_walk_leduc(per_walk, monkeypatch):
+    """Every board of leduc.nolimit.2p, two betting abstractions (one purified), walked in
+    chunks of ``per_walk`` boards: each board's value (and node count) is the one-board
+    walk's, in board order, on 1 and 2 processes."""
+    monkeypatch.setattr(h2h_mod, "BOARDS_PER_WALK", per_walk)
+    game = load_game("leduc.nolimit.2p")
+    a = _random_policy(game, "1p,a", seed=1, purify=0.3)
+    b = _random_policy(game, "0.5p,1p,2p,a", seed=2, mapping="geometric")
+    res = head_to_head(a, b, game)
+    _check_against_one_board(a, b, game, res, all_boards(game))
+    two = head_to_head(a, b, game, jobs=2)
+    assert (two.board_values, two.nodes) == (res.board_values, res.nodes)
+    for bd in all_boards(game)[:2]:
+        assert board_value(a, b, game, bd) == pytest.approx(_one_board(a, b, game, bd), rel=1e-9, abs=1e-12)
+
+
+def test_boards_share_a_walk_short20(monkeypatch):
+    """Sampled boards of the 20-card hold'em with the shipped blueprint against itself
+    purified and with another mapping, chunked (3 + 2 boards)."""
+    monkeypatch.setattr(h2h_mod, "BOARDS_PER_WALK", 3)
+    f = open_strategy(ROOT / "strategies" / "holdem.nolimit.2p.short20.strategy")
+    a, b = f.translated(), f.translated(mapping="geometric", purify=0.1)
+    game = a.game
+    res = head_to_head(a, b, game, boards=5, seed=11)
+    rng = np.random.default_rng(11)  # head_to_head's draw of the boards
+    boards = [_board_at(game, int(i)) for i in rng.choice(n_boards(game), size=5, replace=False)]
+    _check_against_one_board(a, b, game, res, boards)
+
+
 # ---------------------------------------------------------------- O(n) terminals and row probabilities
 
 
@@ -318,6 +410,28 @@ def test_row_probabilities_are_the_policys(purify):
         b = buckets[p.tree.street[node]]
         expect = np.stack([pol.probabilities(node, int(x)) for x in b])
         assert np.array_equal(player.probs(node), expect)
+
+
+@pytest.mark.parametrize("purify", [0.0, 0.2, 0.95])
+def test_batched_row_probabilities_are_the_policys(purify):
+    """The walk over many boards computes the probabilities of its rows in one kernel
+    (head_to_head._row_probs, over the distinct buckets): the numbers of
+    TranslatedPolicy.rows, purification (down to nothing left: the most likely actions)
+    and rows of zeros included."""
+    game = load_game("leduc.nolimit.2p")
+    p = make_problem(game, "0.25p,0.5p,0.75p,1p,1.5p,2p,3p,4p,a")
+    rng = np.random.default_rng(3)
+    for table in (rng.uniform(0.0, 1.0, p.size) * (rng.uniform(size=p.size) < 0.8),
+                  rng.integers(0, 4, p.size).astype(np.uint8)):
+        pol = TranslatedPolicy(p.tree, p.offset, table, lambda street, hole, board: 0, purify=purify)
+        buckets = [rng.integers(0, 3, 40) if s == 0 else rng.integers(0, 15, 40) for s in range(game.num_rounds)]
+        player = h2h_mod._BatchPlayer(pol, buckets)
+        for node in np.flatnonzero(p.tree.kind == DECISION).tolist():
+            expect = pol.rows(node, buckets[p.tree.street[node]])
+            got = np.zeros((expect.shape[1], expect.shape[0]))
+            for i, column in player._moves(node):
+                got[i] = column
+            np.testing.assert_allclose(got.T, expect, rtol=1e-15, atol=0)
 
 
 def test_own_moves_checks_the_probabilities():
