@@ -22,7 +22,8 @@ Games and players:
   ratio is null) and ``match_error`` is the match's distance from the exact value.
 
 Sizing: two pilot matches (20 and ``--pilot-hands`` per seating) give the start-up time
-and the wall time per hand; a 2-board h2h pilot gives ``seconds_per_board`` and the process's fixed overhead.
+and the wall time per hand; a pilot h2h of two walks' worth of boards (64) gives ``seconds_per_board`` and the
+process's fixed overhead.
 
 Usage: ``python bench/h2h.py [--quick] [--seconds T] [--seed S]``. Progress goes to
 stderr; the last line of stdout is one JSON object::
@@ -50,6 +51,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from solver.head_to_head import BOARDS_PER_WALK  # noqa: E402  (after the path)
 
 HOLDEM = "holdem.nolimit.2p.short20"
 LEDUC = "leduc.nolimit.2p"
@@ -128,7 +131,9 @@ def compare(game: str, a: Path, b: Path, target: float, seed: int, pilot_hands: 
     if exact:
         h = h2h(a, b, None, seed)
     else:
-        p = h2h(a, b, 2, seed + 1000)
+        # a walk serves a chunk of boards (solver.head_to_head.BOARDS_PER_WALK) for about
+        # the price of one, so the pilot covers two whole chunks
+        p = h2h(a, b, 2 * BOARDS_PER_WALK, seed + 1000)
         overhead = max(0.0, p["seconds"] - p["compute_seconds"])
         boards = int((m["seconds"] - overhead) / p["seconds_per_board"])
         boards = max(2, min(boards, p["boards_total"]))
