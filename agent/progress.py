@@ -115,3 +115,27 @@ class Progress:
             if self.tty:
                 self.stream.write("\n")
                 self.stream.flush()
+
+
+class StageBars:
+    """One progress bar per stage of a staged job that reports ``(stage, done, total)``
+    (a card abstraction or bucket-table build)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Progress | None = None
+        self.stage = ""
+
+    def __call__(self, stage: str, done: float, total: float) -> None:
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = Progress(total, f"{stage:<18}", enabled=self.enabled)
+        assert self.bar is not None
+        self.bar.total = total
+        self.bar.update(done, force=done >= total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -69,6 +69,7 @@ from poker.game import Game
 from poker.log import LogHand, MatchLog
 from poker.state import State
 
+from .lbr import _showdown_rows, range_equity
 from .policy import TranslatedPolicy, after_opponent
 from .real_response import TranslatedPlayer
 
@@ -130,13 +131,7 @@ def _chance_equity(hole, board, dead, deck, n_new, total_board, kh, samples, see
             n_live += 1
     runout = total_board - nb - n_new
     need = kh + runout
-    me = np.empty(k + total_board, np.int64)
-    op = np.empty(kh + total_board, np.int64)
-    for j in range(k):
-        me[j] = hole[j]
-    for j in range(nb):
-        me[k + j] = board[j]
-        op[kh + j] = board[j]
+    me, op = _showdown_rows(hole, board, total_board, kh)
     work = np.empty(n_live + n_gone, np.int64)
     total = 0.0
     for _ in range(samples):
@@ -180,6 +175,18 @@ def chance_seed(hand_no: int, street: int, position: int) -> int:
     return (hand_no * 1_000_003 + street * 101 + position) & 0xFFFFFFFF
 
 
+def _canonical_suits(groups: Sequence[Sequence[int]], suits: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Each group of cards, sorted, with the suits renamed to ``suits`` in order of first
+    appearance (group by group, each from its highest card): suit-isomorphic card sets get
+    one name, so an equity invariant under renaming the suits is computed once for them."""
+    names: dict[int, int] = {}
+    for cards in groups:
+        for c in sorted(cards, reverse=True):
+            if c & 3 not in names:
+                names[c & 3] = suits[len(names)]
+    return tuple(tuple(sorted(c - (c & 3) + names[c & 3] for c in cards)) for cards in groups)
+
+
 class MatchupValue:
     """The known player's value with both players' cards: its exact showdown equity against
     the opponent's ACTUAL hand (every run-out of the board enumerated,
@@ -202,15 +209,6 @@ class MatchupValue:
         self._suits = sorted({c & 3 for c in self._deck})
         self._cache: dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], float] = {}
 
-    def _canonical(self, a: Sequence[int], b: Sequence[int], board: Sequence[int]) -> tuple[tuple[int, ...], ...]:
-        """The cards with the suits renamed in order of first appearance (``a``, ``b``, then
-        the board, each from the highest card); the equity is invariant under renaming."""
-        names: dict[int, int] = {}
-        for c in [*sorted(a, reverse=True), *sorted(b, reverse=True), *sorted(board, reverse=True)]:
-            if c & 3 not in names:
-                names[c & 3] = self._suits[len(names)]
-        return tuple(tuple(sorted(c - (c & 3) + names[c & 3] for c in cards)) for cards in (a, b, board))
-
     def equity(self, hole: Sequence[int], opponent: Sequence[int], board: Sequence[int]) -> float:
         """The share of the pot (ties half) ``hole`` wins at a showdown against
         ``opponent`` over every completion of ``board``: exact."""
@@ -219,7 +217,7 @@ class MatchupValue:
         if len(opponent) != self.game.num_hole_cards:
             raise ValueError(f"the opponent's hole cards {list(opponent)} are not in the log (needed by "
                              "the matchup value function)")
-        key = self._canonical(hole, opponent, board)
+        key = _canonical_suits((hole, opponent, board), self._suits)
         e = self._cache.get(key)
         if e is None:
             e = self._cache[key] = matchup_equity(*key, self._deck, self.game.total_board_cards)
@@ -289,27 +287,15 @@ class CheckdownValue:
         missing = self.game.total_board_cards - board_cards
         return missing <= 0 or math.comb(len(self._deck) - cards_known, missing) <= self.enum_limit
 
-    def _canonical(self, hole: Sequence[int], board: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The cards with the suits renamed in order of first appearance (hole, then board,
-        each from the highest card): suit-isomorphic cards get one name."""
-        names: dict[int, int] = {}
-        for c in [*sorted(hole, reverse=True), *sorted(board, reverse=True)]:
-            if c & 3 not in names:
-                names[c & 3] = self._suits[len(names)]
-        return (tuple(sorted(c - (c & 3) + names[c & 3] for c in hole)),
-                tuple(sorted(c - (c & 3) + names[c & 3] for c in board)))
-
     def equity(self, hole: Sequence[int], board: Sequence[int]) -> float:
         """Share of the pot at a showdown against a uniform opponent hand (ties half);
         where run-outs are sampled, the equity of the canonical suit relabelling."""
         key = (tuple(sorted(hole)), tuple(sorted(board)))
         e = self._cache.get(key)
         if e is None:
-            from .lbr import range_equity
-
             cards = key
             if not self.exact(len(hole) + len(board), len(board)):
-                cards = self._canonical(hole, board)
+                cards = _canonical_suits((hole, board), self._suits)
                 e = self._cache.get(cards)
             if e is None:
                 e = self._cache[cards] = range_equity(

@@ -128,6 +128,23 @@ def _score_runout(me, op, n_cards, kh, hands, live, n_live, weights, used):  # p
 
 
 @njit(cache=True)
+def _showdown_rows(hole, board, total_board, kh):  # pragma: no cover - compiled
+    """The two seven-card rows a showdown ranks, filled as far as is known: ``me`` holds
+    ``hole`` then ``board``, ``op`` leaves its first ``kh`` entries for the opponent's hand;
+    the run-out goes after the board in both."""
+    k = hole.shape[0]
+    nb = board.shape[0]
+    me = np.empty(k + total_board, np.int64)
+    op = np.empty(kh + total_board, np.int64)
+    for j in range(k):
+        me[j] = hole[j]
+    for j in range(nb):
+        me[k + j] = board[j]
+        op[kh + j] = board[j]
+    return me, op
+
+
+@njit(cache=True)
 def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_limit, seed):  # pragma: no cover - compiled
     k = hole.shape[0]
     nb = board.shape[0]
@@ -153,13 +170,7 @@ def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_
             n_live += 1
     if n_live == 0:
         return 0.5
-    me = np.empty(k + total_board, np.int64)
-    op = np.empty(kh + total_board, np.int64)
-    for j in range(k):
-        me[j] = hole[j]
-    for j in range(nb):
-        me[k + j] = board[j]
-        op[kh + j] = board[j]
+    me, op = _showdown_rows(hole, board, total_board, kh)
     n_me = k + total_board
     used = np.zeros(256, np.bool_)
     num = 0.0

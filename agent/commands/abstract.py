@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from agent.cli import UserError
-from agent.progress import Progress
+from agent.progress import StageBars
 
 _EXAMPLES = """\
 examples:
@@ -66,29 +66,6 @@ def _buckets(text: str) -> tuple[int, ...]:
     return values
 
 
-class _Bars:
-    """One progress bar per build stage (the build reports ``(stage, done, total)``)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.bar: Progress | None = None
-        self.stage = ""
-
-    def __call__(self, stage: str, done: float, total: float) -> None:
-        if stage != self.stage:
-            self.close()
-            self.stage = stage
-            self.bar = Progress(total, f"{stage:<18}", enabled=self.enabled)
-        assert self.bar is not None
-        self.bar.total = total
-        self.bar.update(done, force=done >= total)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan (``--dry-run``) or build the abstraction; returns the exit status."""
     from abstraction.card_abstraction import (
@@ -139,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise UserError("--out DIR is required (or use --dry-run)")
-    bars = _Bars(enabled=not args.quiet)
+    bars = StageBars(enabled=not args.quiet)
     try:
         report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit)
     finally:

@@ -17,7 +17,7 @@ from poker.game import Game
 from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, StrategyFile, StrategyFileError, open_strategy
 
 from ..cli import UserError
-from .abstract import _Bars
+from ..progress import StageBars
 
 __all__ = ["add_tables_option", "open_with_tables", "tables_mode"]
 
@@ -51,7 +51,7 @@ def tables_mode(value: str | None) -> TablesArg:
     return d
 
 
-class _Announced(_Bars):
+class _Announced(StageBars):
     """Progress bars of a table build, with one line first saying what is being built."""
 
     def __init__(self, source: str, enabled: bool) -> None:
