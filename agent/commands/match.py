@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_tables_option(p, "cached")
     p.add_argument("--aivat", action=argparse.BooleanOptionalAction, default=None,
                    help="estimate strategy players' winnings by AIVAT after the match (default: "
-                        "with --json only; on the full deck it takes about 0.1 s per hand)")
+                        "with --json only; on the full deck it takes some tens of milliseconds a hand)")
     add_mqtt_options(p)
     add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
