@@ -53,7 +53,6 @@ import copy
 import hashlib
 import json
 import os
-import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -69,6 +68,7 @@ import numpy as np
 from numba import njit, prange
 
 from poker._atomic import atomic_write, atomic_write_bytes
+from poker._sysinfo import available_memory_gib, peak_memory_gib
 from poker.cards import DECK_SIZE
 from poker.game import Game, load_game, parse_game
 
@@ -86,10 +86,8 @@ __all__ = [
     "CardAbstraction",
     "StreetPlan",
     "TablesPlan",
-    "available_memory_gib",
     "build_abstraction",
     "build_model_tables",
-    "peak_memory_gib",
     "plan_build",
     "plan_tables",
 ]
@@ -398,27 +396,6 @@ def plan_tables(ab: CardAbstraction) -> TablesPlan:
         seconds=round(seconds, 2), peak_gib=round(_BASE_GIB + mem / _GIB, 3), disk_bytes=int(disk + final),
         final_bytes=int(final),
     )
-
-
-def available_memory_gib() -> float:
-    """Memory the machine can give now (``MemAvailable``), in GiB."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024 / _GIB
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / _GIB
-    except (ValueError, OSError, AttributeError):
-        return float("inf")
-
-
-def peak_memory_gib() -> float:
-    """Peak resident memory of this process so far (``ru_maxrss``), in GiB."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss * 1024 / _GIB  # kilobytes on Linux
 
 
 # ------------------------------------------------------------------ files

@@ -26,7 +26,7 @@ The abstract action goes back to the real game by the rule that built the tree
 blueprint's pot fraction of the real pot after calling, clamped into the real legal
 range, as a raise-**to** total (never an increment).
 
-Everything here is a pure function of numbers; :mod:`solver.policy` walks the tree.
+Everything here is a pure function of numbers; :mod:`solver.play.policy` walks the tree.
 """
 
 from __future__ import annotations

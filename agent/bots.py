@@ -27,7 +27,7 @@ from typing import Protocol
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
-from solver.blind import CALL_WEIGHT, FOLD_WEIGHT, RAISE_WEIGHT, blind_action
+from solver.play.blind import CALL_WEIGHT, FOLD_WEIGHT, RAISE_WEIGHT, blind_action
 
 from .protocol import MatchState
 
@@ -57,7 +57,7 @@ class RandomBot:
         self.rng = rng
 
     def act(self, match_state: MatchState) -> Action:
-        """A random legal action with example_player's weights (:mod:`solver.blind`)."""
+        """A random legal action with example_player's weights (:mod:`solver.play.blind`)."""
         action = blind_action("random", match_state.state, self.rng)
         assert action is not None  # only 'fold' answers None
         return action

@@ -12,12 +12,15 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# Subcommands in the order ``--help`` lists them; a module that is not present is skipped.
-_COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game", "replay")
+from .commands.options import UserError
+
+# Subcommands in the order ``--help`` lists them; each must exist (a missing one is a bug
+# of the installation, reported as such, never skipped).
+COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game")
 
 
-class UserError(Exception):
-    """A problem with the user's input: printed as one line, exit status 2."""
+class MissingCommandError(ImportError):
+    """A subcommand listed in :data:`COMMANDS` whose module cannot be found."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,12 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in _COMMANDS:
+    for name in COMMANDS:
         try:
             module = importlib.import_module(f"agent.commands.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"agent.commands.{name}":
-                continue
+                raise MissingCommandError(
+                    f"pokerbot: the '{name}' command's module agent/commands/{name}.py is "
+                    "missing; the installation is incomplete"
+                ) from None
             raise
         module.register(sub)
     return parser
@@ -42,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except MissingCommandError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

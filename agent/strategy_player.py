@@ -1,7 +1,7 @@
 """The blueprint player: plays a strategy file over the wire.
 
-A thin wrapper over :class:`solver.policy.TranslatedPolicy` (DESIGN.md: the translated
-policy is solver, the wire is agent): per hand a :class:`solver.policy.HandWalk` follows
+A thin wrapper over :class:`solver.play.policy.TranslatedPolicy` (DESIGN.md: the translated
+policy is solver, the wire is agent): per hand a :class:`solver.play.policy.HandWalk` follows
 the real betting through the abstract tree, the player's own actions being the abstract
 ones it chose and each opponent action mapped by the randomized pseudo-harmonic
 translation; the answer is drawn from the blueprint's probabilities for the bucket of
@@ -17,7 +17,7 @@ from typing import Any
 
 from poker.game import Game
 from poker.state import Action
-from solver.policy import HandWalk, TranslationCounts
+from solver.play.policy import HandWalk, TranslationCounts
 from solver.strategy_io import StrategyFile, open_strategy
 
 from .protocol import MatchState

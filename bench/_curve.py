@@ -7,7 +7,7 @@ its own (so that its peak resident memory is that configuration's alone).
 
 * ``setup_s``: everything before the first iteration, timed in this process: importing
   the solver (numpy, numba and the project's modules), building the dealt problem
-  (:func:`solver.dealt.make_dealt_problem`: lossless suit-isomorphic buckets, no chance
+  (:func:`solver.training.dealt.make_dealt_problem`: lossless suit-isomorphic buckets, no chance
   layer), constructing the solver (its tables written once), and the first iteration,
   which loads the kernels from numba's cache (the caller warms the cache first; the
   interpreter's own start-up is not included);
@@ -52,8 +52,8 @@ def _log(msg: str) -> None:
 
 def run(cfg: dict) -> dict:
     t0 = time.perf_counter()
-    from solver.algorithms import make_training_solver
-    from solver.dealt import make_dealt_problem
+    from solver.training.algorithms import make_training_solver
+    from solver.training.dealt import make_dealt_problem
 
     t_import = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -98,7 +98,7 @@ def run(cfg: dict) -> dict:
             cpu_s += time.process_time() - c0
         if listed is None:
             out["peak_rss_bytes_training"] = _rss()
-            from solver.best_response import exploitability
+            from solver.evaluation.best_response import exploitability
             from solver.problem import make_problem
             from solver.strategy import Strategy
 

@@ -137,7 +137,7 @@ def measure(path: Path, game: Any, *, tables: Path | None, decisions: int, seed:
 
 def leduc(work: Path, quick: bool, seed: int, decisions: int) -> dict[str, Any]:
     from poker.game import load_game
-    from solver.algorithms import solve
+    from solver.training.algorithms import solve
     from solver.strategy_io import save_strategy
 
     name, betting = "leduc.nolimit.2p", "0.5p,1p,a"
@@ -154,10 +154,10 @@ def leduc(work: Path, quick: bool, seed: int, decisions: int) -> dict[str, Any]:
 def short20(work: Path, quick: bool, seed: int, decisions: int) -> dict[str, Any]:
     from abstraction.card_abstraction import AbstractionParams, build_abstraction
     from poker.game import load_game
-    from solver.algorithms import make_training_solver
+    from solver.training.algorithms import make_training_solver
     from solver.problem import make_problem
     from solver.strategy_io import save_strategy
-    from solver.training import train
+    from solver.training.loop import train
 
     name, betting = "holdem.nolimit.2p.short20", "1p,a"
     game = load_game(name)

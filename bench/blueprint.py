@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from bench._fulldeck import FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
 
 BETTING = "1p,cap1"
-#: The Targeted CFR paper's targeting for its game 2 (``solver.tcfr``'s name for it).
+#: The Targeted CFR paper's targeting for its game 2 (``solver.training.tcfr``'s name for it).
 TARGETING = "game2"
 
 
@@ -62,8 +62,8 @@ def _costs(problem, deals: int, seed: int) -> dict[str, float]:
     """Per-deal nanoseconds of each stage of dealing (median of 3 runs each)."""
     import numpy as np
 
-    from solver import _sampling_kernels as SK
-    from solver.sampled import chance_key
+    from solver.training import _sampling_kernels as SK
+    from solver.training.sampled import chance_key
 
     cd = problem.cards
     key = chance_key(seed)
@@ -94,8 +94,8 @@ def _resume_check(problem, deals: int, seed: int) -> dict:
 
     import numpy as np
 
-    from solver.algorithms import make_training_solver
-    from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+    from solver.training.algorithms import make_training_solver
+    from solver.training.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
 
     def fresh():
         return make_training_solver(problem, "tcfr", seed=seed, threads=1, dtype="float32", targeting=TARGETING)
@@ -127,8 +127,8 @@ def main() -> None:
     t_start = time.perf_counter()
 
     from poker.game import load_game
-    from solver.algorithms import make_training_solver
-    from solver.dealt import make_dealt_problem
+    from solver.training.algorithms import make_training_solver
+    from solver.training.dealt import make_dealt_problem
 
     game = load_game(FULL_DECK_GAME)
     ab, info = cached_abstraction(game, FULL_DECK_PARAMS)

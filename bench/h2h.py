@@ -52,7 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from solver.head_to_head import BOARDS_PER_WALK  # noqa: E402  (after the path)
+from solver.evaluation.head_to_head import BOARDS_PER_WALK  # noqa: E402  (after the path)
 
 HOLDEM = "holdem.nolimit.2p.short20"
 LEDUC = "leduc.nolimit.2p"
@@ -131,7 +131,7 @@ def compare(game: str, a: Path, b: Path, target: float, seed: int, pilot_hands: 
     if exact:
         h = h2h(a, b, None, seed)
     else:
-        # a walk serves a chunk of boards (solver.head_to_head.BOARDS_PER_WALK) for about
+        # a walk serves a chunk of boards (solver.evaluation.head_to_head.BOARDS_PER_WALK) for about
         # the price of one, so the pilot covers two whole chunks
         p = h2h(a, b, 2 * BOARDS_PER_WALK, seed + 1000)
         overhead = max(0.0, p["seconds"] - p["compute_seconds"])

@@ -1,4 +1,4 @@
-"""Benchmark of local best response (solver/lbr.py): LBR hands per second on 2 cores.
+"""Benchmark of local best response (solver/evaluation/lbr.py): LBR hands per second on 2 cores.
 
 Two opponents, LBR's default action set (call before the turn, fold/call/pot/all-in on
 turn and river):
@@ -49,7 +49,7 @@ CASES = {
 
 def _worker(case: str, hands: int, seed: int) -> dict:
     from poker.game import load_game
-    from solver.lbr import BlindOpponent, LocalBestResponse, StrategyOpponent
+    from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, StrategyOpponent
     from solver.strategy_io import open_strategy
 
     game_name, path = CASES[case]

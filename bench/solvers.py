@@ -31,7 +31,7 @@ For each game (Leduc hold'em ``leduc.limit.2p``; 20-card no-limit hold'em
 ``short20_lossless_curve`` (one thread throughout; ``--no-curve`` leaves it out,
 ``--curve-only`` runs nothing else): sampled training as ``pokerbot train`` runs it on
 ``holdem.nolimit.2p.short20 --betting 1p,cap1`` with lossless buckets, dealing from the
-deck (:func:`solver.dealt.make_dealt_problem`; the buckets are the hand indexer's
+deck (:func:`solver.training.dealt.make_dealt_problem`; the buckets are the hand indexer's
 suit-isomorphism classes), seed ``--seed``. Each configuration runs in a subprocess of
 its own (``bench/_curve.py``, ``NUMBA_NUM_THREADS=1``), one after the other, numba's
 cache warmed by this process first. The default configurations: Targeted CFR (Slumbot's
@@ -86,10 +86,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numba
 import numpy as np
 
-from solver.algorithms import make_training_solver, warm_up
-from solver.best_response import exploitability
+from solver.training.algorithms import make_training_solver, warm_up
+from solver.evaluation.best_response import exploitability
 from solver.problem import Problem, make_problem
-from solver.training import train
+from solver.training.loop import train
 
 GAMES = {
     "leduc": ("leduc.limit.2p", None),

@@ -15,7 +15,7 @@ probability costs, and how fast files open.
    For each: exploitability (chips per game, and mbb/game) of the float policy as
    trained (``float``), and of the policy read back from the ``u8`` and ``f32`` files
    (:meth:`StrategyFile.to_strategy`), in the abstract game and in the real game
-   (:func:`solver.best_response.abstract_and_real_exploitability`); the largest
+   (:func:`solver.evaluation.best_response.abstract_and_real_exploitability`); the largest
    probability change of the stored policy (``max_abs_dp``); file sizes (``bytes``);
    and open times (``open_s``: :func:`open_strategy` and the first access of ``.tree``,
    median of 5).
@@ -67,7 +67,7 @@ def log(msg: str) -> None:
 
 
 def figures(strategy: Any) -> dict[str, Any]:
-    from solver.best_response import abstract_and_real_exploitability
+    from solver.evaluation.best_response import abstract_and_real_exploitability
 
     t = time.perf_counter()
     a, r = abstract_and_real_exploitability(strategy)
@@ -122,7 +122,7 @@ def compare(strategy: Any, name: str, work: Path, tables: Path | None) -> dict[s
 
 
 def run_leduc(quick: bool, work: Path) -> dict[str, Any]:
-    from solver.algorithms import solve
+    from solver.training.algorithms import solve
 
     iters = 2_000 if quick else 20_000
     log(f"leduc: CFR+ {iters:,} iterations")
@@ -136,9 +136,9 @@ def run_leduc(quick: bool, work: Path) -> dict[str, Any]:
 def run_short20(quick: bool, seed: int, work: Path) -> dict[str, Any]:
     from abstraction.card_abstraction import AbstractionParams, build_abstraction
     from poker.game import load_game
-    from solver.algorithms import make_training_solver
+    from solver.training.algorithms import make_training_solver
     from solver.problem import make_problem
-    from solver.training import train
+    from solver.training.loop import train
 
     game = load_game("holdem.nolimit.2p.short20")
     params = AbstractionParams(buckets=(10, 20, 20, 20), seed=seed)

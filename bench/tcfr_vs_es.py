@@ -2,8 +2,8 @@
 at equal wall time and equal threads.
 
 Jackson 2017 ("Targeted CFR", AAAI Workshop on Computer Poker and Imperfect Information
-Games) proposes Targeted CFR (:mod:`solver.tcfr`) as a faster way than external sampling
-(:mod:`solver.mccfr`) to solve large games, on two games: game 1, a 24-card deck without
+Games) proposes Targeted CFR (:mod:`solver.training.tcfr`) as a faster way than external sampling
+(:mod:`solver.training.mccfr`) to solve large games, on two games: game 1, a 24-card deck without
 card abstraction, and game 2, the full deck with imperfect-recall buckets. Both are
 measured here at our scale (game 1 on our 20-card deck), with the paper's targeting
 distributions tau, one pot-size bet a street (``--betting 1p,cap1``), float32 tables
@@ -11,7 +11,7 @@ and no regret floor on either side; game 1 by exact exploitability, game 2 (too 
 an exact best response) by exact head-to-head:
 
 * ``game1``: ``holdem.nolimit.2p.short20`` with lossless buckets (the hand indexer's
-  suit-isomorphism classes), dealing from the deck (:func:`solver.dealt.make_dealt_problem`).
+  suit-isomorphism classes), dealing from the deck (:func:`solver.training.dealt.make_dealt_problem`).
   Targeted CFR with the paper's game-1 tau (``game1``: every street 0.2, streets 2 and 3
   0.8) against external sampling; the exact exploitability (mbb/g, real-game best
   response over the listed problem; for lossless buckets equal to the abstract one) of
@@ -29,7 +29,7 @@ an exact best response) by exact head-to-head:
   Hogwild threads; ``--quick``: 10 s), is kept in ``--cache`` keyed by the abstraction's
   content hash and the run's settings, so reruns skip it. Every snapshot plays the
   reference, and the two final snapshots play each other, in the exact head-to-head of
-  :func:`solver.head_to_head.head_to_head` (both seatings; each board's value exact over
+  :func:`solver.evaluation.head_to_head.head_to_head` (both seatings; each board's value exact over
   every pair of hands, every action and translation draw), over one seeded sample of
   final boards (the same boards for every pairing; the final pairing gets twice as
   many), with 95% intervals over the boards. The number of boards is chosen from a
@@ -83,8 +83,8 @@ import numpy as np  # noqa: E402
 
 from bench._fulldeck import CACHE, FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
 from poker._atomic import atomic_write_bytes  # noqa: E402
-from solver.algorithms import make_training_solver, warm_up  # noqa: E402
-from solver.training import train  # noqa: E402
+from solver.training.algorithms import make_training_solver, warm_up  # noqa: E402
+from solver.training.loop import train  # noqa: E402
 
 GAME1 = "holdem.nolimit.2p.short20"
 GAME2 = FULL_DECK_GAME
@@ -203,8 +203,8 @@ def _ratios(a: dict[str, float | None], b: dict[str, float | None]) -> dict[str,
 
 
 def run_game1(points: list[float], evaluate_all: bool, seed: int) -> dict[str, Any]:
-    from solver.best_response import exploitability
-    from solver.dealt import make_dealt_problem
+    from solver.evaluation.best_response import exploitability
+    from solver.training.dealt import make_dealt_problem
     from solver.problem import make_problem
     from solver.strategy import Strategy
 
@@ -342,7 +342,7 @@ def run_game2(
     all_snapshots: bool,
 ) -> dict[str, Any]:
     from poker.game import load_game
-    from solver.dealt import make_dealt_problem
+    from solver.training.dealt import make_dealt_problem
 
     game = load_game(GAME2)
     problem = make_dealt_problem(game, BETTING, abstraction=ab)
@@ -453,7 +453,7 @@ def _verdict2(final: dict[str, Any], diff: dict[str, Any], t: float) -> str:
 
 
 class _H2H:
-    """Exact head-to-heads between strategy files (:func:`solver.head_to_head.head_to_head`),
+    """Exact head-to-heads between strategy files (:func:`solver.evaluation.head_to_head.head_to_head`),
     timed."""
 
     def __init__(self, game: Any, tables: Path | None) -> None:
@@ -473,7 +473,7 @@ class _H2H:
 
     def play(self, a: Path, b: Path, boards: int, seed: int) -> dict[str, Any]:
         """A's value against B over ``boards`` boards sampled with ``seed``."""
-        from solver.head_to_head import head_to_head
+        from solver.evaluation.head_to_head import head_to_head
 
         t0 = time.perf_counter()
         r = head_to_head(self._policy(a), self._policy(b), self.game, boards=boards, seed=seed)

@@ -5,13 +5,13 @@ For a few betting abstractions of ``leduc.nolimit.2p`` (``1p,a``, ``0.5p,1p,a``,
 default 2000, ``--quick`` 300), then measure:
 
 * ``abstract_mbb``: the strategy's exploitability in its abstract game (the responder
-  sees its cards but bets only the abstraction's sizes; :func:`solver.best_response.exploitability`);
+  sees its cards but bets only the abstraction's sizes; :func:`solver.evaluation.best_response.exploitability`);
 * ``real_mbb[mapping]``: the exploitability in the real game of the player that plays
   the strategy through action translation with each mapping of Ganzfried & Sandholm
   2013 (IJCAI): ``pseudo_harmonic``, and their baselines ``nearest`` and ``geometric``.
   The best responder may make every legal bet (every integer raise-to); the player's
   randomized mapping is a mixed strategy, evaluated exactly, never sampled
-  (:func:`solver.real_response.real_exploitability`);
+  (:func:`solver.evaluation.real_response.real_exploitability`);
 * ``real_nodes[mapping]``: real public nodes the two best-response walks evaluated (the
   full real betting tree has ``real_tree_nodes``); ``seconds``: wall time of the row
   (training and every evaluation); ``self_play_value``: seat 0's value when the
@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from abstraction.translation import MAPPINGS
 from poker.game import load_game
-from solver.algorithms import solve
-from solver.best_response import exploitability
-from solver.real_response import real_exploitability, real_tree_size, translated_policy
+from solver.training.algorithms import solve
+from solver.evaluation.best_response import exploitability
+from solver.evaluation.real_response import real_exploitability, real_tree_size, translated_policy
 
 GAME = "leduc.nolimit.2p"
 BETTINGS = ("1p,a", "0.5p,1p,a", "0.5p,1p,2p,a")

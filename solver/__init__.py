@@ -1,1 +1,34 @@
-"""solver package."""
+"""What makes the strategy: the abstract game, the algorithms that solve it, the file
+that carries the result, and the measures of how good it is.
+
+The package has a core and three sub-packages. The core is what every part shares:
+
+- :mod:`solver.tree`: the public betting tree of the abstract game, as flat arrays;
+- :mod:`solver.chance`: the chance layer (private hands, boards, bucket maps) and the
+  lossless buckets;
+- :mod:`solver.problem`: a game ready to solve (tree x chance layer x table layout);
+- :mod:`solver.strategy`: the strategy profile a solver outputs;
+- :mod:`solver._kernels`: the numba kernels that vector CFR and best response share;
+- :mod:`solver.strategy_io`: the strategy file format (imports no algorithm).
+
+Sub-packages, each importing the core and none importing ``agent``:
+
+- :mod:`solver.training`: the CFR family, their kernels and the training run
+  (configuration, loop, checkpoints, memory estimates);
+- :mod:`solver.play`: a strategy played in the real game (translated policy, range
+  queries, card-blind policies);
+- :mod:`solver.evaluation`: how good a strategy is (best response, real-game response,
+  head-to-head, local best response, AIVAT); it reads players through :mod:`solver.play`.
+
+Where the modules of the flat layout went (old path -> new path)::
+
+    solver/algorithms.py, cfr.py, vector_cfr.py, history_cfr.py,
+      mccfr.py, tcfr.py, sampled.py, _sampling_kernels.py, dealt.py,
+      checkpoint.py, memory.py                  -> solver/training/<same name>.py
+    solver/training.py                          -> solver/training/loop.py
+    solver/best_response.py, real_response.py, head_to_head.py,
+      lbr.py, aivat.py, _matchup.py, _terminal.py -> solver/evaluation/<same name>.py
+    solver/policy.py, blind.py                  -> solver/play/<same name>.py
+    solver/tree.py, chance.py, problem.py, strategy.py, _kernels.py,
+      strategy_io.py                            -> unchanged (the core)
+"""

@@ -26,7 +26,7 @@ from .tree import Tree, build_tree, table_offsets
 if TYPE_CHECKING:  # imported for types only: loading it pulls in the evaluator and features
     from abstraction.card_abstraction import CardAbstraction
 
-    from ._sampling_kernels import KCards
+    from .training._sampling_kernels import KCards
 
 __all__ = [
     "Buffers",
@@ -68,7 +68,7 @@ class Problem:
     size: int  # entries of one table (regrets, average sums or a policy)
     ktree: KTree
     abstraction: CardAbstraction | None = None
-    #: Dealing from the deck (:mod:`solver.dealt`) instead of a listed chance layer:
+    #: Dealing from the deck (:mod:`solver.training.dealt`) instead of a listed chance layer:
     #: the chance layer is then empty and only the sampled algorithms run.
     cards: KCards | None = None
 

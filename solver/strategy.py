@@ -1,7 +1,7 @@
 """The strategy profile a solver outputs: one probability per table entry of a :class:`Problem`.
 
 Every algorithm returns its average strategy as a :class:`Strategy`, and
-:mod:`solver.best_response` and :mod:`solver.strategy_io` read it; this module imports
+:mod:`solver.evaluation.best_response` and :mod:`solver.strategy_io` read it; this module imports
 no algorithm, so each of them can import it.
 """
 

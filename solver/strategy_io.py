@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction, ProgressFn
 
     from .chance import BucketBatchFn
-    from .policy import BucketFn, TranslatedPolicy
+    from .play.policy import BucketFn, TranslatedPolicy
 
 __all__ = [
     "FORMAT",
@@ -591,8 +591,8 @@ class StrategyFile:
         return out.copy() if out is self.table else out
 
     def translated(self, mapping: str = "pseudo_harmonic", purify: float = 0.0) -> TranslatedPolicy:
-        """The policy played in the real game (:class:`solver.policy.TranslatedPolicy`)."""
-        from .policy import TranslatedPolicy  # the policy walks trees; this module only reads files
+        """The policy played in the real game (:class:`solver.play.policy.TranslatedPolicy`)."""
+        from .play.policy import TranslatedPolicy  # the policy walks trees; this module only reads files
 
         return TranslatedPolicy(self.tree, self.offset, self.table, self.bucket_fn(),
                                 mapping=mapping, purify=purify, bucket_batch=self.bucket_batch_fn())

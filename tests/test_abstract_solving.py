@@ -25,18 +25,18 @@ from abstraction.card_abstraction import (
 )
 from agent.cli import main
 from poker.game import load_game, write_game_file
-from solver.best_response import (
+from solver.evaluation.best_response import (
     abstract_and_real_exploitability,
     abstract_best_response_value,
     abstract_exploitability,
     best_response_value,
     exploitability,
 )
-from solver.algorithms import make_training_solver
-from solver.cfr import CFRPlusSolver, CFRSolver
+from solver.training.algorithms import make_training_solver
+from solver.training.cfr import CFRPlusSolver, CFRSolver
 from solver.chance import build_chance
-from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
-from solver.mccfr import ExternalSamplingSolver
+from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.training.mccfr import ExternalSamplingSolver
 from solver.problem import make_problem
 from solver.strategy import Strategy
 from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads, loads_file

@@ -1,8 +1,8 @@
-"""AIVAT (solver/aivat.py) and ``pokerbot eval aivat`` (agent/commands/eval_aivat.py).
+"""AIVAT (solver/evaluation/aivat.py) and ``pokerbot eval aivat`` (agent/commands/eval_aivat.py).
 
 Seeded Leduc no-limit matches between the shipped strategy and a small CFR+ strategy
 over another betting abstraction (so translation, mapping mixtures and fallbacks occur),
-checked against the exact head-to-head value (solver.head_to_head)."""
+checked against the exact head-to-head value (solver.evaluation.head_to_head)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from poker.cards import deck_cards
 from poker.game import load_game
 from poker.state import State
 from poker.evaluator import evaluate
-from solver._matchup import matchup_equity
-from solver.aivat import CheckdownValue, MatchupValue, aivat, known_player_name, zero_value
-from solver.algorithms import solve
-from solver.head_to_head import head_to_head
+from solver.evaluation._matchup import matchup_equity
+from solver.evaluation.aivat import CheckdownValue, MatchupValue, aivat, known_player_name, zero_value
+from solver.training.algorithms import solve
+from solver.evaluation.head_to_head import head_to_head
 from solver.strategy_io import open_strategy, save_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from poker.cards import rank_of
-from solver.best_response import best_response_value, exploitability, profile_value
+from solver.evaluation.best_response import best_response_value, exploitability, profile_value
 from solver.problem import make_problem
 from solver.strategy import Strategy
 

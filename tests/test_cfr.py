@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.algorithms import make_solver, solve
-from solver.best_response import exploitability
-from solver.cfr import CFRPlusSolver, CFRSolver
+from solver.training.algorithms import make_solver, solve
+from solver.evaluation.best_response import exploitability
+from solver.training.cfr import CFRPlusSolver, CFRSolver
 from solver.problem import make_problem
 from solver.strategy import Strategy
 from solver.strategy_io import (
@@ -30,7 +30,7 @@ GAMES = {"kuhn": "kuhn.limit.2p", "leduc": "leduc.limit.2p"}
 ALGOS = {"cfr": "cfr", "cfr_plus": "cfr+"}
 
 # The oracle is OpenSpiel 2.0.2's Python CFRSolver / CFRPlusSolver. The history-form
-# solver (solver.history_cfr) repeats its floating-point operations in order and
+# solver (solver.training.history_cfr) repeats its floating-point operations in order and
 # reproduces every figure to 1e-9, at every N.
 #
 # The vector-form kernels compute the same quantities in another order (each
@@ -198,7 +198,7 @@ def test_history_form_on_nolimit_and_resume():
 
 
 def test_history_form_refuses_big_games(monkeypatch):
-    import solver.history_cfr as H
+    import solver.training.history_cfr as H
 
     problem = make_problem("leduc.limit.2p")
     monkeypatch.setattr(H, "MAX_HISTORIES", H.count_histories(problem) - 1)

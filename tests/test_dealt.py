@@ -1,4 +1,4 @@
-"""Training that deals from the deck (solver.dealt): the kernel's deals, buckets and
+"""Training that deals from the deck (solver.training.dealt): the kernel's deals, buckets and
 showdowns against the card abstraction and the evaluator, the dealing distribution, and
 agreement with training on the listed chance layer."""
 
@@ -12,9 +12,9 @@ import pytest
 from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
 from poker.evaluator import evaluate
 from poker.game import load_game
-from solver.algorithms import make_training_solver
-from solver.best_response import exploitability
-from solver.dealt import make_dealt_problem, make_training_problem, uses_dealing
+from solver.training.algorithms import make_training_solver
+from solver.evaluation.best_response import exploitability
+from solver.training.dealt import make_dealt_problem, make_training_problem, uses_dealing
 from solver.problem import make_problem
 from solver.strategy import Strategy
 
@@ -161,7 +161,7 @@ def test_dealt_threads_share_the_tables(short20_abs) -> None:
 
 
 def test_dealt_run_resumes_bit_identically_from_a_checkpoint(tmp_path, short20_abs) -> None:
-    from solver.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+    from solver.training.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
 
     dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
     whole = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
@@ -198,7 +198,7 @@ def test_dealt_training_without_tables_computes_them_from_the_model(short20_abs,
 
 
 def test_dealt_training_without_tables_refuses_streets_too_big_to_compute(short20_abs, monkeypatch) -> None:
-    import solver.dealt as dealt
+    import solver.training.dealt as dealt
 
     meta, arrays = short20_abs.model()
     monkeypatch.setattr(dealt, "MODEL_TABLE_MAX_HANDS", 100)

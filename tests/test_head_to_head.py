@@ -1,11 +1,11 @@
-"""Exact head-to-head value of two translated players (solver.head_to_head) and
+"""Exact head-to-head value of two translated players (solver.evaluation.head_to_head) and
 ``pokerbot eval h2h``.
 
 Oracle: a brute force that plays out every deal with both players' own HandWalks, their
 random choices (mapping outcomes and their own action draws) replaced by enumerating
 every outcome with its probability: a recursive expectation over the real game, one
 hand at a time, with nothing of the mapping-state machinery. The O(n) terminal sums
-(solver._terminal) are checked against the dense matrices they replace, and the walk
+(solver.evaluation._terminal) are checked against the dense matrices they replace, and the walk
 over many boards at once against a walk of one board at a time (the module's former
 path, kept here).
 """
@@ -20,20 +20,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-import solver.policy as policy_mod
+import solver.play.policy as policy_mod
 from agent.cli import main
 from poker.cards import deck_cards
 from poker.evaluator import evaluate, evaluate_batch
 from poker.game import Game, load_game
 from poker.state import Deal, State
-from solver.algorithms import solve
+from solver.training.algorithms import solve
 from solver.chance import lossless_bucket
-from solver._terminal import PairValues
-import solver.head_to_head as h2h_mod
-from solver.head_to_head import ALL_BOARDS_MAX, _board_at, all_boards, board_value, head_to_head, n_boards
-from solver.policy import HandWalk, TranslatedPolicy
+from solver.evaluation._terminal import PairValues
+import solver.evaluation.head_to_head as h2h_mod
+from solver.evaluation.head_to_head import ALL_BOARDS_MAX, _board_at, all_boards, board_value, head_to_head, n_boards
+from solver.play.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
-from solver.real_response import TranslatedPlayer, real_self_play_value
+from solver.evaluation.real_response import TranslatedPlayer, real_self_play_value
 from solver.strategy_io import open_strategy, save_strategy
 from solver.tree import DECISION
 
@@ -184,7 +184,7 @@ def test_same_strategy_is_zero_and_antisymmetric():
     pol = _policy_of(strategy, game)
     same = head_to_head(pol, pol, game)
     assert same.chips_per_game == 0.0 and same.mbb_per_game == 0.0
-    # each seat's value is the translated self-play value of solver.real_response
+    # each seat's value is the translated self-play value of solver.evaluation.real_response
     assert same.seat_values[0] == pytest.approx(real_self_play_value(pol), abs=1e-12)
     other = _random_policy(game, None, seed=4)
     ab, ba = head_to_head(pol, other, game), head_to_head(other, pol, game)

@@ -19,7 +19,7 @@ from poker.cards import card_from_str, deck_cards, format_cards, parse_cards
 from poker.game import load_game
 from poker.state import State
 from solver.chance import lossless_bucket
-from solver.policy import TranslatedPolicy
+from solver.play.policy import TranslatedPolicy
 from solver.strategy_io import StrategyFile, open_strategy
 from solver.tree import build_tree, table_offsets
 
@@ -327,3 +327,24 @@ def test_grid_needs_no_hand(holdem_file, capsys):
     assert "--hand" in capsys.readouterr().err
     assert main(["inspect", "h.strategy", "--grid", "--history", "r300c"]) == 2
     assert "preflop" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "strategies").glob("*.strategy")), ids=lambda p: p.name)
+def test_every_shipped_file_inspects(path: Path, capsys) -> None:
+    """Text and --json, with whatever evaluation the file stores (the 20-card file stores
+    a null abstract exploitability: its evaluation was skipped)."""
+    assert main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "evaluation" in text and "Traceback" not in text
+    assert main(["inspect", str(path), "--json"]) == 0
+    meta = _json(capsys)
+    ev = meta.get("evaluation") or {}
+    if "mbb_per_game" in ev and ev["mbb_per_game"] is None:
+        assert "not measured in the abstract game" in text
+
+
+def test_evaluation_lines_with_skipped_figures() -> None:
+    """A stored null is "not measured", a number keeps its precision."""
+    assert insp._figure(None, None) == "not measured"
+    assert insp._figure(12.3456, 0.0246912) == "12.346 mbb/g (0.024691 chips/game)"
+    assert insp._figure(1.0, None) == "1.000 mbb/g"

@@ -1,4 +1,4 @@
-"""Local best response (solver/lbr.py) and ``pokerbot eval lbr`` (agent/commands/eval_lbr.py)."""
+"""Local best response (solver/evaluation/lbr.py) and ``pokerbot eval lbr`` (agent/commands/eval_lbr.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from poker.cards import deck_cards
 from poker.evaluator import evaluate
 from poker.game import load_game
 from poker.state import ActionKind, State
-from solver.lbr import (
+from solver.evaluation.lbr import (
     BlindOpponent,
     LocalBestResponse,
     StrategyOpponent,
@@ -23,7 +23,7 @@ from solver.lbr import (
     parse_action_set,
     range_equity,
 )
-from solver.policy import range_query
+from solver.play.policy import range_query
 from solver.strategy_io import open_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"

@@ -15,8 +15,8 @@ import pytest
 
 from poker.cards import deck_cards, parse_cards
 from poker.game import load_game, parse_game
-from solver.best_response import abstract_exploitability, exploitability
-from solver.cfr import CFRPlusSolver
+from solver.evaluation.best_response import abstract_exploitability, exploitability
+from solver.training.cfr import CFRPlusSolver
 from solver.chance import (
     build_chance,
     lossless_bucket,
@@ -26,7 +26,7 @@ from solver.chance import (
     raw_lossless_bucket,
     raw_lossless_bucket_counts,
 )
-from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.problem import make_problem
 from solver.strategy_io import (
     ALIGN,

@@ -305,12 +305,12 @@ def test_no_aivat_and_a_failing_estimate_leave_the_match_as_it_was(tmp_path, cap
     plain = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert all("aivat" not in p for p in plain["players"])
 
-    import solver.aivat
+    import solver.evaluation.aivat
 
     def cannot(*args, **kwargs):
         raise ValueError("AIVAT here is heads-up")
 
-    monkeypatch.setattr(solver.aivat, "aivat", cannot)
+    monkeypatch.setattr(solver.evaluation.aivat, "aivat", cannot)
     assert main(argv) == 0
     failed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert failed["completed"] and failed["players"][1]["aivat"] == {"error": "AIVAT here is heads-up"}

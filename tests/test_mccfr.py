@@ -8,17 +8,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from solver import _sampling_kernels as SK
-from solver.algorithms import make_training_solver
-from solver.best_response import exploitability
-from solver.cfr import CFRPlusSolver
-from solver.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
-from solver.mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
+from solver.training import _sampling_kernels as SK
+from solver.training.algorithms import make_training_solver
+from solver.evaluation.best_response import exploitability
+from solver.training.cfr import CFRPlusSolver
+from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.training.mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
 from solver.problem import make_problem
-from solver.sampled import seed_streams
+from solver.training.sampled import seed_streams
 from solver.strategy import Strategy
-from solver.tcfr import TargetedCFRSolver
-from solver.training import train
+from solver.training.tcfr import TargetedCFRSolver
+from solver.training.loop import train
 
 from ._solver_twins import TWO_CARD_LEDUC
 

@@ -1,4 +1,4 @@
-"""Training memory (solver.memory): the estimate against what the solvers really allocate
+"""Training memory (solver.training.memory): the estimate against what the solvers really allocate
 and the files on disk, the one-line refusal, and ``pokerbot tree``'s report of it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
 from agent.cli import main
-from solver.algorithms import make_training_solver
-from solver.memory import (
+from solver.training.algorithms import make_training_solver
+from solver.training.memory import (
     MemoryEstimate,
     check_fits,
     estimate_training_memory,

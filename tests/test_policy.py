@@ -1,4 +1,4 @@
-"""The translated policy and the blueprint player (solver.policy, agent.strategy_player):
+"""The translated policy and the blueprint player (solver.play.policy, agent.strategy_player):
 each defined translation behaviour, legality under any real betting, replay, and the
 lossless bucket numbering."""
 
@@ -22,7 +22,7 @@ from poker.cards import deck_cards
 from poker.game import load_game, parse_game
 from poker.state import Action, ActionKind, State
 from solver.chance import build_chance, lossless_bucket, raw_lossless_bucket
-from solver.policy import HandWalk
+from solver.play.policy import HandWalk
 from solver.strategy_io import dumps_policy, loads_file
 from solver.tree import build_tree, table_offsets
 
@@ -336,7 +336,7 @@ def _shipped_short20():
 def test_play_takes_the_strategy_files_game_by_default(tmp_path):
     from argparse import Namespace
 
-    from agent.cli import UserError
+    from agent.commands.options import UserError
     from agent.commands.play import game_of
 
     path = tmp_path / "l.strategy"

@@ -1,4 +1,4 @@
-"""Range queries (solver.policy.range_query): the translated policy for every private
+"""Range queries (solver.play.policy.range_query): the translated policy for every private
 hand at once, equal to the one-hand computation, and to what the player draws."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from poker.cards import deck_cards
 from poker.state import Action, ActionKind, State
-from solver.policy import HandWalk, follow, range_query
+from solver.play.policy import HandWalk, follow, range_query
 from solver.strategy_io import open_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"

@@ -1,7 +1,7 @@
-"""Exact real-game exploitability of a translated player (solver.real_response).
+"""Exact real-game exploitability of a translated player (solver.evaluation.real_response).
 
 Oracles: (a) in a limit game nothing is translated, so the real best response equals
-solver.best_response's; (b) on a tiny no-limit game, a brute force that drives the
+solver.evaluation.best_response's; (b) on a tiny no-limit game, a brute force that drives the
 player's own HandWalk through every combination of mapping outcomes (each combination a
 deterministic translation), sums the player's terminal reaches over the combinations
 with their probabilities, and best-responds to those sums by explicit backward induction
@@ -18,16 +18,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-import solver.policy as policy_mod
+import solver.play.policy as policy_mod
 from poker.cards import deck_cards
 from poker.game import Game, load_game, parse_game
 from poker.state import Action, Deal, State
-from solver.algorithms import solve
-from solver.best_response import exploitability, profile_value
+from solver.training.algorithms import solve
+from solver.evaluation.best_response import exploitability, profile_value
 from solver.chance import lossless_bucket
-from solver.policy import HandWalk, TranslatedPolicy
+from solver.play.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
-from solver.real_response import (
+from solver.evaluation.real_response import (
     real_best_response_value,
     real_exploitability,
     real_self_play_value,

@@ -10,7 +10,7 @@ import pytest
 
 from agent.cli import main
 from poker.game import load_game
-from solver.best_response import abstract_and_real_exploitability
+from solver.evaluation.best_response import abstract_and_real_exploitability
 from solver.strategy_io import open_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"

@@ -26,9 +26,9 @@ import pytest
 from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
 from agent.cli import main
 from poker.game import load_game
-from solver.algorithms import solve
-from solver.best_response import abstract_and_real_exploitability
-from solver.cfr import CFRPlusSolver
+from solver.training.algorithms import solve
+from solver.evaluation.best_response import abstract_and_real_exploitability
+from solver.training.cfr import CFRPlusSolver
 from solver.problem import Problem, make_problem
 from solver.strategy import Strategy
 from solver.strategy_io import (

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import UserError, main
+from agent.cli import main
+from agent.commands.options import UserError
 from agent.commands.strategy_tables import tables_mode
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.best_response import exploitability
+from solver.evaluation.best_response import exploitability
 from solver.problem import make_problem
-from solver.tcfr import (
+from solver.training.tcfr import (
     PAPER_GAME1,
     PAPER_GAME2,
     SLUMBOT_MOD40,

@@ -10,9 +10,9 @@ import pytest
 
 from agent.cli import main
 from agent.progress import Progress
-from solver.algorithms import make_solver
-from solver.best_response import exploitability
-from solver.checkpoint import load_checkpoint
+from solver.training.algorithms import make_solver
+from solver.evaluation.best_response import exploitability
+from solver.training.checkpoint import load_checkpoint
 from solver.problem import make_problem
 from solver.strategy_io import load_strategy
 

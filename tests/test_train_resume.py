@@ -27,11 +27,11 @@ import pytest
 
 from agent.cli import main
 from poker.game import load_game
-from solver.algorithms import make_training_solver
-from solver.checkpoint import Checkpoint, load_checkpoint
+from solver.training.algorithms import make_training_solver
+from solver.training.checkpoint import Checkpoint, load_checkpoint
 from solver.problem import make_problem
 from solver.strategy_io import load_strategy
-from solver.training import StopRequest, stop_on_signals, train
+from solver.training.loop import StopRequest, stop_on_signals, train
 
 ROOT = Path(__file__).resolve().parent.parent
 #: About 1 to 2 s of single-thread solving each on the development machine (batches of

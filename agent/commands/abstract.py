@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from agent.cli import UserError
+from agent.commands.options import UserError
 from agent.progress import StageBars
 
 _EXAMPLES = """\
@@ -68,13 +68,8 @@ def _buckets(text: str) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     """Plan (``--dry-run``) or build the abstraction; returns the exit status."""
-    from abstraction.card_abstraction import (
-        AbstractionParams,
-        available_memory_gib,
-        build_abstraction,
-        peak_memory_gib,
-        plan_build,
-    )
+    from abstraction.card_abstraction import AbstractionParams, build_abstraction, plan_build
+    from poker._sysinfo import available_memory_gib, peak_memory_gib
     from poker.game import load_game
 
     game = load_game(args.game)

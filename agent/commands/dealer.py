@@ -8,10 +8,10 @@ from pathlib import Path
 from poker.game import load_game
 
 from .. import eventloop
-from ..cli import UserError
+from .options import UserError
 from ..dealer import DealerConfig, parse_names, run_dealer
 from ..protocol import TimeLimits
-from .play import add_spin_option, spin_us
+from .options import add_spin_option, spin_us
 
 
 def _ports(values: list[str] | None) -> tuple[int, ...]:

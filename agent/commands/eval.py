@@ -1,10 +1,10 @@
 """``pokerbot eval``: measure a strategy (exploitability by exact best response; ``h2h``:
-the exact head-to-head value of two strategy files, :mod:`solver.head_to_head`).
+the exact head-to-head value of two strategy files, :mod:`solver.evaluation.head_to_head`).
 
 For a strategy over a card abstraction two figures are reported: the exploitability in
 its abstract game (each best responder limited to the same buckets) and in the real card
 game with the same betting tree (each best responder sees its exact cards; the strategy
-is looked up through its buckets). See :mod:`solver.best_response`.
+is looked up through its buckets). See :mod:`solver.evaluation.best_response`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from poker.game import load_game
-from solver.best_response import Result, abstract_and_real_exploitability
+from solver.evaluation.best_response import Result, abstract_and_real_exploitability
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 
-from ..cli import UserError
+from .options import UserError
 from ..progress import Progress
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
@@ -175,7 +175,7 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 def run_h2h(args: argparse.Namespace) -> int:
     """Compute and print A's head-to-head value against B."""
-    from solver.head_to_head import ALL_BOARDS_MAX, head_to_head, n_boards
+    from solver.evaluation.head_to_head import ALL_BOARDS_MAX, head_to_head, n_boards
 
     if args.boards is not None and args.boards < 1:
         raise UserError(f"--boards must be at least 1, got {args.boards}")

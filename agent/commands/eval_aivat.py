@@ -1,7 +1,7 @@
 """``pokerbot eval aivat``: AIVAT variance reduction for a logged match.
 
 :func:`register_aivat` adds the ``aivat`` action to ``pokerbot eval``'s subcommands; see
-:mod:`solver.aivat` for the method.
+:mod:`solver.evaluation.aivat` for the method.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from abstraction.translation import MAPPINGS
 
-from ..cli import UserError
+from .options import UserError
 from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option, open_with_tables
 
@@ -52,7 +52,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--mapping", choices=MAPPINGS, default=MAPPINGS[0],
                    help=f"the action translation the player used (default {MAPPINGS[0]})")
     p.add_argument("--purify", type=float, default=0.0, help="the purification the player used (default 0)")
-    p.add_argument("--value", choices=("matchup", "checkdown"), default="matchup",  # solver.aivat.VALUE_FUNCTIONS
+    p.add_argument("--value", choices=("matchup", "checkdown"), default="matchup",  # solver.evaluation.aivat.VALUE_FUNCTIONS
                    help="the value function: equity against the opponent's actual hand (matchup, the default) "
                    "or against a uniformly random hand (checkdown)")
     add_tables_option(p, "auto")
@@ -64,7 +64,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     """Read the log, run AIVAT, print the result."""
     from poker.log import LogFormatError, parse_log
-    from solver.aivat import aivat, known_player_name
+    from solver.evaluation.aivat import aivat, known_player_name
     from solver.strategy_io import StrategyFileError
 
     try:

@@ -1,7 +1,7 @@
 """``pokerbot eval lbr``: local best response against a strategy file or a card-blind bot.
 
 :func:`register_lbr` adds the ``lbr`` action to ``pokerbot eval``'s subcommands; see
-:mod:`solver.lbr` for what LBR does.
+:mod:`solver.evaluation.lbr` for what LBR does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from poker.game import load_game
 
-from ..cli import UserError
+from .options import UserError
 from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option, open_with_tables
 
@@ -62,7 +62,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     """Play LBR against the player and print the result."""
-    from solver.lbr import BlindOpponent, LocalBestResponse, Opponent, StrategyOpponent
+    from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, Opponent, StrategyOpponent
 
     if args.hands < 1:
         raise UserError("--hands must be at least 1")

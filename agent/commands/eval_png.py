@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..cli import UserError
+from .options import UserError
 
 __all__ = ["add_png_option", "write_png"]
 

@@ -6,7 +6,7 @@ arrays, training record and the evaluation figures stored in it). With ``--histo
 with those cards. With ``--grid``: the 13 x 13 preflop grid of a hold'em strategy.
 
 A real history is followed through the abstract tree the way the player follows it
-(:class:`solver.policy.HandWalk` with ``own=False``: every action, the player's own too,
+(:class:`solver.play.policy.HandWalk` with ``own=False``: every action, the player's own too,
 is translated), but instead of drawing one mapping outcome the walk keeps them all:
 where a real bet maps to two abstract sizes, both branches are followed with their
 mapping probabilities, and the distribution shown is the mixture, with each abstract
@@ -30,11 +30,11 @@ from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
 from poker.state import ActionKind, State
-from solver.policy import Branch, BucketFn, TranslatedPolicy, follow
+from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
 from solver.strategy_io import StrategyFile
 from solver.tree import Tree
 
-from ..cli import UserError
+from .options import UserError
 from .strategy_tables import add_tables_option, open_with_tables
 
 __all__ = [
@@ -465,11 +465,11 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
     if ev:
         parts = []
         if "mbb_per_game" in ev:
-            parts.append(f"exploitability {ev.pop('mbb_per_game'):.3f} mbb/g "
-                         f"({ev.pop('exploitability', float('nan')):.6f} chips/game) in the abstract game")
+            parts.append("exploitability " + _figure(ev.pop("mbb_per_game"), ev.pop("exploitability", None))
+                         + " in the abstract game")
         if "real_mbb_per_game" in ev:
-            parts.append(f"{ev.pop('real_mbb_per_game'):.3f} mbb/g "
-                         f"({ev.pop('real_exploitability', float('nan')):.6f}) in the real game")
+            parts.append(_figure(ev.pop("real_mbb_per_game"), ev.pop("real_exploitability", None))
+                         + " in the real game")
         if "precision" in ev:
             parts.append(f"measured on the stored {ev.pop('precision')} policy")
         parts += [f"{k} {v}" for k, v in ev.items()]
@@ -477,6 +477,15 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
     else:
         lines.append("evaluation  (none stored)")
     return lines
+
+
+def _figure(mbb: float | None, chips: float | None) -> str:
+    """An exploitability figure as stored: ``None`` where the evaluation was skipped (a
+    ``--final-eval`` run stores null when the game is too large to evaluate exactly)."""
+    if mbb is None:
+        return "not measured"
+    text = f"{mbb:.3f} mbb/g"
+    return text if chips is None else f"{text} ({chips:.6f} chips/game)"
 
 
 # ------------------------------------------------------------------ the command

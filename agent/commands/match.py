@@ -1,7 +1,7 @@
 """``pokerbot match``: our dealer and one bot process per seat over loopback, one command.
 
 After the match, each strategy player's winnings are also estimated by AIVAT
-(:mod:`solver.aivat`) from the match's own hands, with the translation, purification and
+(:mod:`solver.evaluation.aivat`) from the match's own hands, with the translation, purification and
 bucket tables the player used; by default with ``--json`` (``--aivat`` / ``--no-aivat``).
 """
 
@@ -27,10 +27,9 @@ from poker.log import MatchLog, parse_log
 from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, StrategyFileError, open_strategy
 
 from ..bots import BOTS, STRATEGY_PREFIX
-from ..cli import UserError
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
-from .play import add_mqtt_options, add_spin_option, mqtt_config, spin_us
+from .options import UserError, add_mqtt_options, add_spin_option, mqtt_config, spin_us
 from .strategy_tables import add_tables_option, open_with_tables, tables_mode
 
 #: How a strategy player translates the opponent's bets: the player's default
@@ -317,7 +316,7 @@ def _aivat_entry(log: MatchLog, game: Game, path: str, name: str, tables: str | 
     the keys of ``pokerbot eval aivat --json`` that say the estimate (intervals over
     deals in a duplicate match whose deals the player played in full, else over hands),
     or ``{"error": reason}``; a failure never fails the match."""
-    from solver.aivat import aivat  # the solver's evaluation only when asked
+    from solver.evaluation.aivat import aivat  # the solver's evaluation only when asked
 
     start = time.perf_counter()
     total = sum(1 for h in log.hands if name in h.names)

@@ -15,11 +15,18 @@ from solver.strategy_io import open_strategy
 from .. import eventloop
 from ..bots import BOTS, STRATEGY_PREFIX, UnknownBotError, make_player
 from ..strategy_player import StrategyPlayer
-from ..cli import UserError
 from ..client import ClientError, MatchSummary, play_match
-from ..eventloop import DEFAULT_SPIN_US
 from ..protocol import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
+from .options import (
+    UserError,
+    add_mqtt_options,
+    add_spin_option,
+    mqtt_config,
+    positive_float,
+    positive_int,
+    spin_us,
+)
 from .strategy_tables import add_tables_option, tables_mode
 
 
@@ -70,10 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
-    p.add_argument("--hands", type=_positive_int, metavar="N",
+    p.add_argument("--hands", type=positive_int, metavar="N",
                    help="the number of hands the dealer is to play: fewer completed is an incomplete "
                         "match, exit 1 (default: unknown; only a connection ending mid-hand is)")
-    p.add_argument("--read-timeout", type=_positive_float, metavar="SECONDS",
+    p.add_argument("--read-timeout", type=positive_float, metavar="SECONDS",
                    help="give up, exit 1, when nothing comes from the dealer for this long after "
                         "the connection, its last line or our last answer; the dealer starts when "
                         "every seat has connected (default: wait forever)")
@@ -81,66 +88,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_spin_option(p)
     add_mqtt_options(p)
     p.set_defaults(func=run)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be positive, not {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
-def add_spin_option(p: argparse.ArgumentParser) -> None:
-    """``--spin-us``, shared by ``play``, ``dealer`` and ``match``."""
-    p.add_argument("--spin-us", type=float, default=DEFAULT_SPIN_US, metavar="US",
-                   help="after each read, poll the socket this long before sleeping: the next "
-                        "line of a fast match usually comes sooner than a sleeping process wakes "
-                        f"(default {DEFAULT_SPIN_US:g}; 0: never)")
-
-
-def spin_us(args: argparse.Namespace) -> float:
-    """The checked ``--spin-us``."""
-    if not 0 <= args.spin_us <= 1_000_000:
-        raise UserError(f"--spin-us must be between 0 and 1000000, not {args.spin_us:g}")
-    return float(args.spin_us)
-
-
-def add_mqtt_options(p: argparse.ArgumentParser) -> None:
-    """The telemetry options shared by ``play`` and ``match``."""
-    g = p.add_argument_group("telemetry (MQTT; topics pokerbot/<name>/status|hand|score)")
-    g.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish status, hands and score to this broker")
-    g.add_argument("--mqtt-user", metavar="USER", help="broker user name")
-    g.add_argument("--mqtt-password", metavar="PASSWORD", help="broker password")
-    g.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (default port 8883)")
-    g.add_argument("--mqtt-ca", metavar="FILE", help="CA certificate file for TLS")
-    g.add_argument("--mqtt-insecure", action="store_true", help="do not verify the broker's certificate")
-
-
-def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
-    """The broker settings from the command line, or None without ``--mqtt``."""
-    if not args.mqtt:
-        return None
-    return MqttConfig.parse(
-        args.mqtt,
-        username=args.mqtt_user,
-        password=args.mqtt_password,
-        tls=args.mqtt_tls or bool(args.mqtt_ca),
-        ca_file=args.mqtt_ca,
-        tls_insecure=args.mqtt_insecure,
-    )
 
 
 async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None) -> MatchSummary:

@@ -16,7 +16,7 @@ from pathlib import Path
 from poker.game import Game
 from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, StrategyFile, StrategyFileError, open_strategy
 
-from ..cli import UserError
+from .options import UserError
 from ..progress import StageBars
 
 __all__ = ["add_tables_option", "open_with_tables", "tables_mode"]

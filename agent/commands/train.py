@@ -18,26 +18,27 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
+from poker._sysinfo import rss_gib
 from poker.game import load_game
-from solver.best_response import (
+from solver.evaluation.best_response import (
     Result,
     abstract_and_real_exploitability,
     abstract_exploitability,
     exploitability,
 )
-from solver.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
+from solver.training.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
 from solver.chance import lossless_bucket_counts
-from solver.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
-from solver.dealt import make_training_problem
-from solver.memory import check_fits, estimate_training_memory
+from solver.training.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.training.dealt import make_training_problem
+from solver.training.memory import check_fits, estimate_training_memory
 from solver.problem import Problem, check_card_abstraction, make_problem
-from solver.sampled import SampledCFRSolver
+from solver.training.sampled import SampledCFRSolver
 from solver.strategy import Strategy
 from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
-from solver.training import TrainResult, stop_on_signals, table_stats, train
+from solver.training.loop import TrainResult, stop_on_signals, table_stats, train
 from solver.tree import table_offsets
 
-from ..cli import UserError
+from .options import UserError
 from ..progress import Progress
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ _SAMPLED = ("es", "os", "tcfr")
 #: included), and at least one per ``--eval-every`` seconds, capped at METRICS_MAX_GAP.
 METRICS_MIN_GAP = 0.5
 METRICS_MAX_GAP = 5.0
-#: ``--metrics`` lines measure the regret table (:func:`solver.training.table_stats`: two
+#: ``--metrics`` lines measure the regret table (:func:`solver.training.loop.table_stats`: two
 #: passes over it, ~0.1 s per 10M float32 entries) on every line for tables up to
 #: TABLE_STATS_ENTRIES entries; above, at most once per TABLE_STATS_GAP seconds (and on
 #: the final line), so the passes cost at most a few percent of the run.
@@ -483,20 +484,6 @@ def merge_config(args: argparse.Namespace) -> argparse.Namespace:
     return merged
 
 
-def rss_gib() -> float:
-    """Resident memory of this process in GiB: the current figure from /proc/self/statm
-    (Linux), else the peak so far from ``resource.getrusage``."""
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2**30
-    except (OSError, ValueError, IndexError):
-        import resource  # Unix only; reached where /proc is missing
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-        return peak / (2**30 if sys.platform == "darwin" else 2**20)
-
-
 class _Metrics:
     """``--metrics``: JSON Lines appended and flushed one at a time, rate-limited."""
 
@@ -579,7 +566,7 @@ def run(args: argparse.Namespace) -> int:
     if refusal is not None:
         raise UserError(refusal)
     # The sampled algorithms deal from the deck where the chance layer is too big to list
-    # (solver.dealt); exact evaluation then builds the listed problem when it first runs.
+    # (solver.training.dealt); exact evaluation then builds the listed problem when it first runs.
     problem = make_training_problem(game, args.betting, args.algo, abstraction=abstraction)
     listed: Problem | None = None
 

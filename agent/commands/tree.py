@@ -9,10 +9,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from abstraction.card_abstraction import available_memory_gib
+from poker._sysinfo import available_memory_gib
 from poker.game import Game, load_game
 from solver.chance import lossless_bucket_counts
-from solver.memory import (
+from solver.training.memory import (
     ALGORITHMS,
     DTYPES,
     SAMPLED,
@@ -25,7 +25,7 @@ from solver.memory import (
 )
 from solver.tree import KIND_NAMES, Tree, build_tree, tree_report
 
-from ..cli import UserError
+from .options import UserError
 
 GIB = 1 << 30
 

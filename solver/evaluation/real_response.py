@@ -1,7 +1,7 @@
 """Exact real-game exploitability of a translated player.
 
 A blueprint solved on an abstract betting tree is played in the real game through action
-translation (:class:`solver.policy.TranslatedPolicy`): an opponent's real raise is mapped
+translation (:class:`solver.play.policy.TranslatedPolicy`): an opponent's real raise is mapped
 to the abstract sizes by the randomized pseudo-harmonic mapping of Ganzfried & Sandholm
 2013 ("Action translation in extensive-form games with large action spaces: axioms,
 paradoxes, and the pseudo-harmonic mapping", IJCAI; or the paper's "nearest" and
@@ -27,11 +27,11 @@ probability of a real action is the sum, over the abstract children that
 at the same abstract node are merged (their futures are identical). The sum over states
 is the player's real reach, so the responder's counterfactual values are exact and the
 best response is the usual backward induction (Johanson et al. 2011, the vector form of
-:mod:`solver.best_response`): the maximum over actions, per (board, hand), at the
+:mod:`solver.evaluation.best_response`): the maximum over actions, per (board, hand), at the
 responder's nodes; sums at the player's; card removal at the terminals; chance uniform
 over the deals.
 
-The fallback rules are those of :class:`solver.policy.HandWalk`, applied per mapping
+The fallback rules are those of :class:`solver.play.policy.HandWalk`, applied per mapping
 state, so the strategy evaluated is the one the player plays: a state whose abstract
 node is not in step with the real decision of the player checks or calls with
 probability 1 (its node stays, and is in step again after the chance node the real
@@ -57,7 +57,7 @@ with the abstractions of ``bench/translation.py``, a second or two.
 
 exploitability = (BR_0 + BR_1) / 2 chips per game, BR_i the value of a best responder in
 seat i against the translated player in the other seat (the convention of
-:func:`solver.best_response.exploitability`); mbb/g = 1000 * exploitability / big blind
+:func:`solver.evaluation.best_response.exploitability`); mbb/g = 1000 * exploitability / big blind
 (:attr:`poker.game.Game.big_blind`, the largest blind: the ante of 1 in Leduc).
 """
 
@@ -77,9 +77,9 @@ from poker.evaluator import evaluate
 from poker.game import Game
 from poker.state import Action, State
 
-from .chance import lossless_bucket, raw_lossless_bucket
-from .policy import LOST, BucketFn, TranslatedPolicy, after_opponent
-from .strategy import Strategy
+from ..chance import lossless_bucket, raw_lossless_bucket
+from ..play.policy import LOST, BucketFn, TranslatedPolicy, after_opponent
+from ..strategy import Strategy
 
 __all__ = [
     "RealResult",
@@ -244,8 +244,8 @@ class TranslatedPlayer:
     """A translated player's rules over rows of private hands, as exact evaluations walk
     them: ``buckets[s]`` holds the bucket of each row on street ``s``; the player's
     mapping states (abstract node -> reach over the rows) split at the other seat's
-    actions (:func:`solver.policy.after_opponent`) and by its own real actions
-    (:meth:`own_moves`), with the fallbacks of :class:`solver.policy.HandWalk`."""
+    actions (:func:`solver.play.policy.after_opponent`) and by its own real actions
+    (:meth:`own_moves`), with the fallbacks of :class:`solver.play.policy.HandWalk`."""
 
     def __init__(self, policy: TranslatedPolicy, buckets: list[np.ndarray]) -> None:
         self.policy = policy
@@ -274,7 +274,7 @@ class TranslatedPlayer:
 
     def after_opponent(self, ms: MappingStates, state: State, action: Action) -> MappingStates:
         """The player's mapping states once the other seat played ``action`` at ``state``
-        (:func:`solver.policy.after_opponent`)."""
+        (:func:`solver.play.policy.after_opponent`)."""
         return after_opponent(self.policy, ms, state, action)
 
     def own_moves(self, ms: MappingStates, state: State) -> dict[Action, MappingStates]:

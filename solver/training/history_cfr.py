@@ -8,7 +8,7 @@ average-strategy sums (Eq. 4). CFR+ (Tammelin 2014) floors the cumulative regret
 after each player's update and weights iteration t by t. Updates alternate: player 0,
 then player 1 against player 0's new strategy.
 
-The vector-form solver (:mod:`solver.cfr`) computes the same quantities with far fewer
+The vector-form solver (:mod:`solver.training.cfr`) computes the same quantities with far fewer
 operations, summing over the opponent's hands before anything touches a cumulative
 regret. In real arithmetic the two agree; in floating point they round differently, and
 on Leduc poker CFR's trajectory amplifies rounding differences until, after a few hundred
@@ -35,10 +35,10 @@ from numba import njit
 
 from poker.cards import rank_of, suit_of
 
-from . import _kernels as K
-from ._kernels import CHANCE, DECISION, FOLD, KTree
-from .chance import num_deals
-from .problem import Problem
+from .. import _kernels as K
+from .._kernels import CHANCE, DECISION, FOLD, KTree
+from ..chance import num_deals
+from ..problem import Problem
 from .vector_cfr import VectorCFRSolver
 
 __all__ = ["MAX_HISTORIES", "HistoryCFRSolver", "count_histories"]

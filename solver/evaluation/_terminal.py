@@ -27,7 +27,7 @@ AAMAS, public chance sampling):
 
 Hands of 1 or 2 hole cards (Kuhn, Leduc, hold'em); cards are ACPC integers 0..51.
 :class:`BoardsPairValues` does this for many boards at once, with reach arrays over every
-hand of the deck (a walk shared by the boards: :mod:`solver.head_to_head`);
+hand of the deck (a walk shared by the boards: :mod:`solver.evaluation.head_to_head`);
 :class:`PairValues` is the one-board case.
 """
 

@@ -15,11 +15,11 @@ Per hand, from the KNOWN player's perspective (the player whose strategy file we
   the true chance distribution at that point of the full history);
 * at every decision of the known player the correction is
   ``v(after its action) - sum_a pi(a) v(after a)``, with ``pi`` the exact real-action
-  distribution of the translated policy (:class:`solver.policy.TranslatedPolicy`) at
+  distribution of the translated policy (:class:`solver.play.policy.TranslatedPolicy`) at
   that real history for its cards: the mixture over the abstract nodes the history can
-  reach (the mapping states of :mod:`solver.real_response`: each opponent action split by
+  reach (the mapping states of :mod:`solver.evaluation.real_response`: each opponent action split by
   the translation's probabilities, each own action kept with the probability the player
-  gave it, exactly the rules :class:`solver.policy.HandWalk` plays by);
+  gave it, exactly the rules :class:`solver.play.policy.HandWalk` plays by);
 * the opponent's decisions get no correction (its strategy is unknown).
 
 Each correction has zero mean given everything before it, so the estimator is unbiased
@@ -70,7 +70,7 @@ from poker.log import LogHand, MatchLog
 from poker.state import State
 
 from .lbr import _showdown_rows, range_equity
-from .policy import TranslatedPolicy, after_opponent
+from ..play.policy import TranslatedPolicy, after_opponent
 from .real_response import TranslatedPlayer
 
 __all__ = [
@@ -190,7 +190,7 @@ def _canonical_suits(groups: Sequence[Sequence[int]], suits: Sequence[int]) -> t
 class MatchupValue:
     """The known player's value with both players' cards: its exact showdown equity against
     the opponent's ACTUAL hand (every run-out of the board enumerated,
-    :func:`solver._matchup.matchup_equity`) times the matched pot (twice the smaller
+    :func:`solver.evaluation._matchup.matchup_equity`) times the matched pot (twice the smaller
     contribution: an uncalled bet is returned), minus its matched contribution; after a
     fold, the fold's real value. Called as ``v(state, position, hole, board, opponent)``.
 
@@ -248,7 +248,7 @@ class MatchupValue:
 class CheckdownValue:
     """The known player's value if the rest of the hand were checked down: equity against
     a uniformly random opponent hand (every board completion and every opponent hand
-    that misses the known cards, enumerated where :func:`solver.lbr.range_equity` can:
+    that misses the known cards, enumerated where :func:`solver.evaluation.lbr.range_equity` can:
     at most ``enum_limit`` run-outs, else ``samples`` seeded ones) times the matched pot
     (twice the smaller contribution: an uncalled bet is returned), minus its matched
     contribution; after a fold, the fold's real value.

@@ -3,7 +3,7 @@ Imperfect Information Games).
 
 The game tree is partitioned by street. Each iteration draws a set R of targeted streets
 from a distribution tau (paper, section "Targeted CFR"; Algorithm 1) and, for player
-i = 0 then 1 on a deal made up front (see :mod:`solver.mccfr`):
+i = 0 then 1 on a deal made up front (see :mod:`solver.training.mccfr`):
 
 1. at i's decision nodes on a street in R, evaluate every action, return
    c = sum_a sigma(I, a) v(a) and add v(a) - c to the regrets r(I, a) (Algorithm 1's
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from . import _sampling_kernels as SK
-from .problem import Problem
+from ..problem import Problem
 from .sampled import Averaging, SampledCFRSolver, make_config
 
 __all__ = [

@@ -1,11 +1,11 @@
 """The one place that maps an algorithm's name to its solver.
 
-:func:`make_solver` picks CFR or CFR+ (:mod:`solver.cfr`) in vector or history form
-(:mod:`solver.history_cfr`); :func:`make_training_solver` any of :data:`ALGORITHMS`,
-adding external and outcome sampling (:mod:`solver.mccfr`) and Targeted CFR
-(:mod:`solver.tcfr`); :func:`warm_up` compiles the kernels of one by name, and
+:func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
+(:mod:`solver.training.history_cfr`); :func:`make_training_solver` any of :data:`ALGORITHMS`,
+adding external and outcome sampling (:mod:`solver.training.mccfr`) and Targeted CFR
+(:mod:`solver.training.tcfr`); :func:`warm_up` compiles the kernels of one by name, and
 :func:`solve` runs CFR or CFR+ on a game with the training loop of
-:mod:`solver.training`. The algorithm modules import none of this, so the solver's
+:mod:`solver.training.loop`. The algorithm modules import none of this, so the solver's
 imports form a tree.
 """
 
@@ -19,13 +19,13 @@ from abstraction.betting import BettingAbstraction
 from poker.game import Game
 
 from .cfr import CFRPlusSolver, CFRSolver
-from .chance import BucketFn, StrengthFn
+from ..chance import BucketFn, StrengthFn
 from .history_cfr import HistoryCFRSolver
 from .mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
-from .problem import Problem, make_problem
-from .strategy import Strategy
+from ..problem import Problem, make_problem
+from ..strategy import Strategy
 from .tcfr import TargetedCFRSolver
-from .training import train
+from .loop import train
 from .vector_cfr import Algorithm, VectorCFRSolver
 
 __all__ = [
@@ -39,8 +39,8 @@ __all__ = [
 ]
 
 
-#: Forms of the CFR solvers: "vector" (:mod:`solver.cfr`) or "history"
-#: (:mod:`solver.history_cfr`).
+#: Forms of the CFR solvers: "vector" (:mod:`solver.training.cfr`) or "history"
+#: (:mod:`solver.training.history_cfr`).
 FORMS = ("vector", "history")
 
 

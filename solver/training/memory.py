@@ -13,8 +13,8 @@ part, without building the chance layer or reading a bucket table:
 * **hand indexers**: the suit-isomorphic indexers' lookup arrays (tens of KiB each).
 * **chance layer** (:mod:`solver.chance`): every board state and hand of the game, with
   its bucket and showdown order. Vector CFR/CFR+ need it; the sampled algorithms deal
-  cards as they go (:mod:`solver.dealt`) and need it only on games small enough to list
-  every deal (:data:`solver.sampled.LIST_DEALS_UP_TO`), where it is tiny.
+  cards as they go (:mod:`solver.training.dealt`) and need it only on games small enough to list
+  every deal (:data:`solver.training.sampled.LIST_DEALS_UP_TO`), where it is tiny.
 * **tree**: the betting tree's arrays and table offsets.
 * **per thread**: scratch space of one walk (a few KiB per level of the tree), times the
   threads.
@@ -37,8 +37,8 @@ import numpy as np
 from abstraction.betting import BettingAbstraction
 from poker.game import Game, GameError, load_game, parse_game
 
-from .chance import lossless_bucket_counts, num_deals
-from .tree import Tree, build_tree, table_offsets
+from ..chance import lossless_bucket_counts, num_deals
+from ..tree import Tree, build_tree, table_offsets
 
 __all__ = [
     "ALGORITHMS",
@@ -51,7 +51,7 @@ __all__ = [
     "sampled_run_deals",
 ]
 
-#: Every training algorithm (as :data:`solver.algorithms.ALGORITHMS`, without its imports).
+#: Every training algorithm (as :data:`solver.training.algorithms.ALGORITHMS`, without its imports).
 ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
 #: The sampled algorithms: tables of ``dtype``, cards dealt as they go.
 SAMPLED = ("es", "os", "tcfr")
@@ -206,7 +206,7 @@ def chance_layer_bytes(game: Game, *, sampled: bool = False) -> int:
 
 def sampled_run_deals(game: Game) -> bool:
     """Whether a sampled run on ``game`` deals cards from the deck (no chance layer):
-    :func:`solver.dealt.uses_dealing`'s rule."""
+    :func:`solver.training.dealt.uses_dealing`'s rule."""
     from .dealt import uses_dealing  # imported late: it loads the kernels
 
     return uses_dealing(game, "es")
@@ -314,7 +314,7 @@ def _lossless_grouping(game: Game) -> list[int]:
 
 
 def _scratch_bytes(tree: Tree, game: Game, n_deals: int) -> int:
-    """One thread's scratch of the sampled kernels (as :func:`solver.sampled._scratch`
+    """One thread's scratch of the sampled kernels (as :func:`solver.training.sampled._scratch`
     lays it out: each array on cache lines of its own)."""
     d, a, s = tree.max_depth + 2, tree.max_actions, tree.n_streets
     cards = game.num_hole_cards + sum(game.num_board_cards)
@@ -473,10 +473,10 @@ def _advice(est: MemoryEstimate, part: str) -> str:
 
 def check_fits(estimate: MemoryEstimate, available_gib: float | None = None) -> str | None:
     """None if ``estimate`` fits in ``available_gib`` (default: what the machine has
-    available now, :func:`abstraction.card_abstraction.available_memory_gib`); else one
+    available now, :func:`poker._sysinfo.available_memory_gib`); else one
     line naming the total, the memory available, the biggest part and what to change."""
     if available_gib is None:
-        from abstraction.card_abstraction import available_memory_gib
+        from poker._sysinfo import available_memory_gib
 
         available_gib = available_memory_gib()
     total = estimate.total

@@ -47,8 +47,8 @@ from abstraction.translation import CALL, map_bet, real_raise_to, uniform
 from poker.cards import deck_cards
 from poker.state import Action, ActionKind, State
 
-from .chance import BucketBatchFn
-from .tree import CHANCE, DECISION, Tree
+from ..chance import BucketBatchFn
+from ..tree import CHANCE, DECISION, Tree
 
 __all__ = [
     "LOST",
@@ -420,7 +420,7 @@ def after_opponent(policy: TranslatedPolicy, states: dict[int, Any], state: Stat
     translation's outcomes, weighted by their probabilities, and states that reach the
     same node merge. A state the real action leaves (nobody to act there in the abstract
     tree) becomes :data:`LOST`, as :meth:`HandWalk.update` does. Exact evaluations
-    (:mod:`solver.real_response`, :mod:`solver.head_to_head`, :mod:`solver.aivat`) follow
+    (:mod:`solver.evaluation.real_response`, :mod:`solver.evaluation.head_to_head`, :mod:`solver.evaluation.aivat`) follow
     the player's mixture this way."""
     out: dict[int, Any] = {}
 

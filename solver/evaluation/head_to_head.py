@@ -1,7 +1,7 @@
 """Exact head-to-head value of two translated players in the real game.
 
 :func:`head_to_head` measures player A against player B, each a blueprint played in the
-real game through action translation (:class:`solver.policy.TranslatedPolicy`; the two
+real game through action translation (:class:`solver.play.policy.TranslatedPolicy`; the two
 may have different card and betting abstractions), as the expected value of A in chips
 per game and in mbb/g (``1000 * chips / game.big_blind``), averaged over both seatings
 (A in position 0 and B in 1, then swapped).
@@ -12,17 +12,17 @@ For a fixed final board (every street's cards, in dealing order), the walk goes 
 REAL public tree restricted to the real actions the players take with positive
 probability, and carries for EACH player its *mapping states* (abstract node -> reach
 vector over the player's private hands that miss the board), exactly as
-:mod:`solver.real_response` does for one player: at the player's own decision the
+:mod:`solver.evaluation.real_response` does for one player: at the player's own decision the
 mapping states are grouped by the real action :meth:`TranslatedPolicy.real_action` makes
 of each abstract child; at the other's action each state splits by the translation's
 probabilities (:meth:`TranslatedPolicy.translate`); the fallbacks are those of
-:class:`solver.policy.HandWalk` (out of step: check or call; the opponent acting where
+:class:`solver.play.policy.HandWalk` (out of step: check or call; the opponent acting where
 the tree has nobody to act: lost, checks or calls for the rest of the hand). The players'
 translation draws are independent random choices with the mapping's probabilities (what
 a match's keyed draws stand for). At a terminal, the value is summed over every (hand
 of seat 0, hand of seat 1) pair of disjoint hands: folds by the folder's chips, showdowns
 by hand strength on the board (ties split), in O(n) for n hands rather than O(n^2)
-(:mod:`solver._terminal`: card removal by inclusion-exclusion, showdowns by one sweep
+(:mod:`solver.evaluation._terminal`: card removal by inclusion-exclusion, showdowns by one sweep
 over the hands sorted by rank, as vector-form CFR does). Every (board, hand 0, hand 1) deal is equally
 likely, and every board has the same number of hand pairs, so the value of the game is
 the plain mean over final boards of the per-board values.
@@ -39,7 +39,7 @@ mapping-state splits at the other player's actions depend on the public state al
 only the reach vectors and the terminal values depend on the cards), so one walk per
 seating serves a chunk of up to :data:`BOARDS_PER_WALK` boards: its reach arrays hold
 every board's hands side by side, an action is followed when some board plays it, and
-the terminals sum per board (:class:`solver._terminal.BoardsPairValues`). Each board's
+the terminals sum per board (:class:`solver.evaluation._terminal.BoardsPairValues`). Each board's
 value is the one its own walk would give (to rounding), and the per-node Python is paid
 once per chunk. The chunks are independent, so ``jobs`` worker processes share them out.
 On one core, both seatings: Leduc, 5 hands, 6 boards, about 0.01 s a board; the 20-card
@@ -75,7 +75,7 @@ from poker.state import State
 
 from ._terminal import BoardsPairValues
 # the mapping-state rules must be the very ones the exploitability walk uses
-from .policy import TranslatedPolicy
+from ..play.policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
 
 __all__ = ["ALL_BOARDS_MAX", "BOARDS_PER_WALK", "H2HResult", "all_boards", "board_value", "head_to_head", "n_boards"]
@@ -163,7 +163,7 @@ class _Boards:
     """Several final boards walked at once. On board ``b``, the rows of the reach arrays
     are the ``n`` sets of hole cards that miss it (``values.valid[b]``, the same number on
     every board); the arrays are flat float64[boards * n], board major. The terminal pair
-    sums of each board: :class:`solver._terminal.BoardsPairValues`."""
+    sums of each board: :class:`solver.evaluation._terminal.BoardsPairValues`."""
 
     def __init__(self, game: Game, boards: list[tuple[int, ...]]) -> None:
         deck = deck_cards(game.num_ranks, game.num_suits)

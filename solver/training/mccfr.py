@@ -25,9 +25,9 @@ traverser samples epsilon-on-policy and the opponent's average sums get
 pi_{-i} sigma(I) / q (stochastically weighted averaging, same Section 3).
 
 This module holds the two schemes, each a kernel configuration of the sampled core
-(:mod:`solver.sampled`: deal tables, regret and average tables, RNG streams, Hogwild
-threads), which Targeted CFR (:mod:`solver.tcfr`) extends too; the traversals are in
-:mod:`solver._sampling_kernels`.
+(:mod:`solver.training.sampled`: deal tables, regret and average tables, RNG streams, Hogwild
+threads), which Targeted CFR (:mod:`solver.training.tcfr`) extends too; the traversals are in
+:mod:`solver.training._sampling_kernels`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _sampling_kernels as SK
-from .problem import Problem
+from ..problem import Problem
 from .sampled import Averaging, SampledCFRSolver, make_config
 
 __all__ = ["ExternalSamplingSolver", "OutcomeSamplingSolver"]

@@ -1,6 +1,6 @@
 """Exact showdown equity of one hand against another: every run-out of the board enumerated.
 
-The kernel behind :class:`solver.aivat.MatchupValue` (AIVAT's value function with both
+The kernel behind :class:`solver.evaluation.aivat.MatchupValue` (AIVAT's value function with both
 players' cards). For ``n`` cards still to come from the ``m`` live cards it walks the
 ``C(m, n)`` run-outs in lexicographic order, keeping the prefix sums of the evaluator's
 card keys (:mod:`poker.evaluator`: a hand's rank is a lookup of the sum of its cards'

@@ -5,7 +5,7 @@ players' private hands and every board card, hence each player's bucket on every
 and the showdown result) and then walks the flat public betting tree (``solver.tree``)
 once per player with those fixed buckets. The table entry of information set (node,
 bucket) and action a is ``offset[node] + bucket * row_stride[node] + a`` (:class:`KLayout`):
-with ``row_stride = n_child`` that is vector CFR's layout; :mod:`solver.sampled` normally
+with ``row_stride = n_child`` that is vector CFR's layout; :mod:`solver.training.sampled` normally
 uses a bucket-major one, where all of one player's rows for one bucket on one street are
 contiguous, so the rows one deal can touch share a few cache lines and pages.
 
@@ -51,7 +51,7 @@ from numba.extending import intrinsic
 from abstraction.indexer import index_hand_njit
 from poker.evaluator import rank_cards
 
-from ._kernels import CHANCE, DECISION, FOLD, KTree
+from .._kernels import CHANCE, DECISION, FOLD, KTree
 
 # Sampling schemes (the variant is chosen in Python; kernels take it as an integer).
 ALG_TARGETED = 0  # Targeted CFR; external sampling is Targeted CFR with every iteration full
@@ -427,7 +427,7 @@ def run_iterations(
 
     The kernel releases the GIL, so several Python threads can run it at once on the
     same tables, each with its own scratch bundle (Hogwild; see
-    :meth:`solver.sampled.SampledCFRSolver.iterate`).
+    :meth:`solver.training.sampled.SampledCFRSolver.iterate`).
     """
     kind = t.kind
     player = t.player

@@ -22,18 +22,18 @@ normalised average strategy.
 
 The kernels are in :mod:`solver._kernels`; :class:`CFRSolver` and
 :class:`CFRPlusSolver` are named wrappers that fix the flags of one core,
-:class:`solver.vector_cfr.VectorCFRSolver`. :mod:`solver.algorithms` chooses between
+:class:`solver.training.vector_cfr.VectorCFRSolver`. :mod:`solver.training.algorithms` chooses between
 them (and the history form) by name.
 """
 
 from __future__ import annotations
 
-from .problem import Problem
-from .strategy import Strategy
+from ..problem import Problem
+from ..strategy import Strategy
 from .vector_cfr import Algorithm, VectorCFRSolver
 
 __all__ = [
-    "Algorithm",  # re-exported: it lives in solver.vector_cfr
+    "Algorithm",  # re-exported: it lives in solver.training.vector_cfr
     "CFRPlusSolver",
     "CFRSolver",
     "Strategy",  # re-exported for convenience: it lives in solver.strategy

@@ -3,9 +3,9 @@ one reach vector per player over all private hands.
 
 :class:`VectorCFRSolver` holds the tables (cumulative regrets and average-strategy sums in
 the :class:`solver.problem.Problem` layout) and runs the kernels of :mod:`solver._kernels`;
-its flags choose the variant. :class:`solver.cfr.CFRSolver` and
-:class:`solver.cfr.CFRPlusSolver` fix the flags (the iteration, its papers and equations
-are in :mod:`solver.cfr`), and :class:`solver.history_cfr.HistoryCFRSolver` keeps its
+its flags choose the variant. :class:`solver.training.cfr.CFRSolver` and
+:class:`solver.training.cfr.CFRPlusSolver` fix the flags (the iteration, its papers and equations
+are in :mod:`solver.training.cfr`), and :class:`solver.training.history_cfr.HistoryCFRSolver` keeps its
 tables and policies but replaces :meth:`VectorCFRSolver.iterate` with one scalar walk per
 deal.
 """
@@ -16,9 +16,9 @@ from enum import Enum
 
 import numpy as np
 
-from . import _kernels as K
-from .problem import Problem
-from .strategy import Strategy
+from .. import _kernels as K
+from ..problem import Problem
+from ..strategy import Strategy
 
 __all__ = ["Algorithm", "VectorCFRSolver"]
 

@@ -40,9 +40,9 @@ import numpy as np
 
 from poker.game import Game
 
-from . import _kernels as K
-from .problem import Buffers, Problem, as_game
-from .strategy import Strategy
+from .. import _kernels as K
+from ..problem import Buffers, Problem, as_game
+from ..strategy import Strategy
 
 __all__ = [
     "Result",

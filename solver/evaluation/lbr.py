@@ -5,14 +5,14 @@ exploitability from play.
 LBR plays heads-up against a *player* for a number of seeded hands, the seats
 alternating (hands ``2j`` and ``2j + 1`` share deal ``j`` with the seats swapped, so the
 cards' luck cancels). The player is a translated strategy file (:class:`StrategyOpponent`:
-it acts through :class:`solver.policy.HandWalk` exactly as ``pokerbot play`` would,
+it acts through :class:`solver.play.policy.HandWalk` exactly as ``pokerbot play`` would,
 LBR's raises translated like any opponent's) or a card-blind bot
 (:class:`BlindOpponent`: ``fold``, ``call``, ``raise``, ``allin``, ``random``).
 
 At each of its decisions LBR knows the opponent's *range*: a weight per opponent private
 hand, zero for hands that hold LBR's cards or the board's. It starts uniform and, for a
 strategy, is multiplied at each of the strategy's decisions by the probability of the
-action it took (:func:`solver.policy.range_query`: the exact mixture over translation
+action it took (:func:`solver.play.policy.range_query`: the exact mixture over translation
 outcomes); a card-blind bot's range stays the prior. LBR then picks, among the actions
 of the street's action set (:func:`parse_action_set`; by default call only before the
 turn, then fold, call, pot raise and all-in, the paper's setting), the one of highest
@@ -54,8 +54,8 @@ from poker.game import Game
 from poker.rng import Dealer
 from poker.state import Action, ActionKind, Deal, State
 
-from .blind import BLIND_BOTS, blind_action, fold_probability
-from .policy import HandWalk, TranslatedPolicy, TranslationCounts, range_query
+from ..play.blind import BLIND_BOTS, blind_action, fold_probability
+from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts, range_query
 
 __all__ = [
     "BLIND_BOTS",
@@ -328,7 +328,7 @@ class Opponent(Protocol):
 
 
 class BlindOpponent:
-    """A card-blind bot (:mod:`solver.blind`: ``fold``, ``call``, ``raise``, ``allin``,
+    """A card-blind bot (:mod:`solver.play.blind`: ``fold``, ``call``, ``raise``, ``allin``,
     ``random``); its range stays the prior."""
 
     card_blind = True

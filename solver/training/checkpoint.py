@@ -2,7 +2,7 @@
 statistically.
 
 :func:`save_checkpoint` writes any training solver's tables and iteration count (in
-vector CFR's layout), and for the sampled solvers (:mod:`solver.sampled`) their RNG
+vector CFR's layout), and for the sampled solvers (:mod:`solver.training.sampled`) their RNG
 states and options, to one msgpack map with a SHA-256 of its arrays;
 :func:`load_checkpoint` reads it back and :func:`restore_checkpoint` loads it into a
 solver built for the same run. The card buckets are recorded as a strategy file records
@@ -22,9 +22,9 @@ import numpy as np
 from poker._atomic import atomic_write_bytes
 from poker.game import parse_game
 
-from .problem import Problem, make_problem
+from ..problem import Problem, make_problem
 from .sampled import SampledCFRSolver
-from .strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
+from ..strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
 
 if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction

@@ -10,7 +10,7 @@ abstraction's memory-mapped table (an abstraction without tables, rebuilt from a
 gets its tables computed from the features and centroids where a street's canonical
 hands are few: :data:`MODEL_TABLE_MAX_HANDS`), or takes the index itself as the bucket
 (lossless canonical classes), and ranks both hands once for the showdown. The kernel is the one
-of :mod:`solver._sampling_kernels` (:class:`~solver._sampling_kernels.KCards`).
+of :mod:`solver.training._sampling_kernels` (:class:`~solver.training._sampling_kernels.KCards`).
 
 :func:`make_dealt_problem` builds the :class:`~solver.problem.Problem` such a run trains
 on: the betting tree, bucket counts and table layout of the listed problem (so a
@@ -30,12 +30,12 @@ from abstraction.betting import BettingAbstraction
 from poker.cards import deck_cards
 from poker.game import Game
 
-from ._kernels import KChance
+from .._kernels import KChance
 from ._sampling_kernels import MAX_STREETS, KCards, no_cards, readonly
-from .chance import Chance, lossless_bucket_counts, lossless_indexer, num_deals
-from .problem import Problem, as_game, check_card_abstraction, make_problem
+from ..chance import Chance, lossless_bucket_counts, lossless_indexer, num_deals
+from ..problem import Problem, as_game, check_card_abstraction, make_problem
 from .sampled import LIST_DEALS_UP_TO
-from .tree import build_tree, table_offsets
+from ..tree import build_tree, table_offsets
 
 if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction

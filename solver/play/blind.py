@@ -1,7 +1,7 @@
 """Card-blind policies: the reference bots that never look at their cards, as functions
 of the real betting state.
 
-``agent.bots`` plays them over the wire and :mod:`solver.lbr` plays local best response
+``agent.bots`` plays them over the wire and :mod:`solver.evaluation.lbr` plays local best response
 against them without sockets; both take the rules from here, so a bot's behaviour has
 one definition.
 

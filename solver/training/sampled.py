@@ -3,12 +3,12 @@
 :class:`SampledCFRSolver` holds the regret and average tables (one flat array each, in a
 bucket-major :class:`TableLayout` by default: the rows one deal can touch are
 neighbours; policies and checkpoints come out in vector CFR's layout, which
-:mod:`solver.best_response` and :mod:`solver.strategy_io` read), the deal tables
+:mod:`solver.evaluation.best_response` and :mod:`solver.strategy_io` read), the deal tables
 (:func:`build_deal`), seeded RNG streams (:func:`seed_streams`), Hogwild threads and
 the random state a checkpoint records. A scheme is a kernel configuration
-(:func:`make_config`): external and outcome sampling (:mod:`solver.mccfr`, Lanctot et
-al. 2009) and Targeted CFR (:mod:`solver.tcfr`, Jackson 2017) extend the core with
-theirs; the traversals are in :mod:`solver._sampling_kernels`.
+(:func:`make_config`): external and outcome sampling (:mod:`solver.training.mccfr`, Lanctot et
+al. 2009) and Targeted CFR (:mod:`solver.training.tcfr`, Jackson 2017) extend the core with
+theirs; the traversals are in :mod:`solver.training._sampling_kernels`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from .. import _kernels as K
 from . import _sampling_kernels as SK
-from .problem import Problem
-from .strategy import Strategy
+from ..problem import Problem
+from ..strategy import Strategy
 
 __all__ = [
     "LIST_DEALS_UP_TO",
@@ -352,7 +352,7 @@ class SampledCFRSolver:
     seeded from ``seed``. ``stratify``: deal without replacement when the game's deals
     can be listed (:data:`LIST_DEALS_UP_TO`). ``floor``: keep cumulative regrets at or
     above 0 after every update (as regret-matching+ does; Tammelin 2014, Eq. 3's floor).
-    A problem with ``cards`` (:mod:`solver.dealt`) deals from the deck instead of its
+    A problem with ``cards`` (:mod:`solver.training.dealt`) deals from the deck instead of its
     chance layer. Subclasses fix the kernel configuration.
     """
 
@@ -404,7 +404,7 @@ class SampledCFRSolver:
         # (a 1.6 GB table spent minutes faulting), against ~0.5 s for one sequential pass.
         self.regrets = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
         self.avg_sums = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
-        # A dealt problem (no chance layer: :mod:`solver.dealt`) deals from the deck.
+        # A dealt problem (no chance layer: :mod:`solver.training.dealt`) deals from the deck.
         self._cards = problem.cards if problem.cards is not None else SK.no_cards()
         self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify and problem.cards is None else 0)
         self._scratch = _scratch(

@@ -9,8 +9,8 @@ continues it exactly. :func:`table_stats` measures a solver's regret table (the 
 information sets ever updated, regret extremes) for progress reports.
 
 It imports no solver module: choosing an algorithm by name and compiling its kernels
-is the job of :mod:`solver.algorithms`, which drives this loop in :func:`solve
-<solver.algorithms.solve>`.
+is the job of :mod:`solver.training.algorithms`, which drives this loop in :func:`solve
+<solver.training.algorithms.solve>`.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def _row_groups(solver: Any) -> Iterator[tuple[int, int, int, np.ndarray]]:
     ``n`` consecutive runs of ``width`` entries from ``base``, each cut into rows at
     ``starts`` (ascending, from 0). Vector CFR's layout (and the sampled solvers' "node"
     layout): one group per decision node, its buckets' rows; the bucket-major layout of
-    :class:`solver.sampled.TableLayout`: one group per (street, player) block, a run per
+    :class:`solver.training.sampled.TableLayout`: one group per (street, player) block, a run per
     bucket and a row per decision in it."""
     p = solver.problem
     tree = p.tree

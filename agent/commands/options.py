@@ -1,0 +1,89 @@
+"""What several commands share: the error a user can cause, and the options that more
+than one command takes (``--spin-us``; the MQTT telemetry options).
+
+:class:`UserError` is printed by :func:`agent.cli.main` as one line on stderr with exit
+status 2; so are the ``ValueError`` and ``OSError`` a command lets through.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..eventloop import DEFAULT_SPIN_US
+from ..telemetry import MqttConfig
+
+__all__ = [
+    "UserError",
+    "add_mqtt_options",
+    "add_spin_option",
+    "mqtt_config",
+    "positive_float",
+    "positive_int",
+    "spin_us",
+]
+
+
+class UserError(Exception):
+    """A problem with the user's input: printed as one line, exit status 2."""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite positive number (of seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def add_spin_option(p: argparse.ArgumentParser) -> None:
+    """``--spin-us``, shared by ``play``, ``dealer`` and ``match``."""
+    p.add_argument("--spin-us", type=float, default=DEFAULT_SPIN_US, metavar="US",
+                   help="after each read, poll the socket this long before sleeping: the next "
+                        "line of a fast match usually comes sooner than a sleeping process wakes "
+                        f"(default {DEFAULT_SPIN_US:g}; 0: never)")
+
+
+def spin_us(args: argparse.Namespace) -> float:
+    """The checked ``--spin-us``."""
+    if not 0 <= args.spin_us <= 1_000_000:
+        raise UserError(f"--spin-us must be between 0 and 1000000, not {args.spin_us:g}")
+    return float(args.spin_us)
+
+
+def add_mqtt_options(p: argparse.ArgumentParser) -> None:
+    """The telemetry options shared by ``play`` and ``match``."""
+    g = p.add_argument_group("telemetry (MQTT; topics pokerbot/<name>/status|hand|score)")
+    g.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish status, hands and score to this broker")
+    g.add_argument("--mqtt-user", metavar="USER", help="broker user name")
+    g.add_argument("--mqtt-password", metavar="PASSWORD", help="broker password")
+    g.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (default port 8883)")
+    g.add_argument("--mqtt-ca", metavar="FILE", help="CA certificate file for TLS")
+    g.add_argument("--mqtt-insecure", action="store_true", help="do not verify the broker's certificate")
+
+
+def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
+    """The broker settings from the command line, or None without ``--mqtt``."""
+    if not args.mqtt:
+        return None
+    return MqttConfig.parse(
+        args.mqtt,
+        username=args.mqtt_user,
+        password=args.mqtt_password,
+        tls=args.mqtt_tls or bool(args.mqtt_ca),
+        ca_file=args.mqtt_ca,
+        tls_insecure=args.mqtt_insecure,
+    )

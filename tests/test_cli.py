@@ -1,0 +1,39 @@
+"""The command line's registry: every listed command exists, and a missing one is loud."""
+
+from __future__ import annotations
+
+import pytest
+
+import agent.cli as cli
+
+
+def test_every_listed_command_registers() -> None:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert list(sub.choices) == list(cli.COMMANDS)
+
+
+def test_a_missing_command_module_fails_loudly(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "COMMANDS", ("game", "replay"))
+    with pytest.raises(cli.MissingCommandError, match="agent/commands/replay.py"):
+        cli.build_parser()
+    assert cli.main(["game"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'replay'" in err and "missing" in err
+
+
+def test_an_import_error_inside_a_command_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command module that exists but fails to import raises its own error."""
+    import importlib
+
+    real = importlib.import_module
+
+    def fake(name: str, *a: object, **k: object) -> object:
+        if name == "agent.commands.game":
+            raise ModuleNotFoundError("No module named 'nosuchdependency'", name="nosuchdependency")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(cli.importlib, "import_module", fake)
+    with pytest.raises(ModuleNotFoundError, match="nosuchdependency"):
+        cli.build_parser()
