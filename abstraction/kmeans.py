@@ -1,33 +1,72 @@
-"""Weighted k-means for card abstraction: k-means++ seeding, Lloyd iterations accelerated
-with Hamerly's triangle-inequality bounds, deterministic for a seed, parallel with numba.
+"""Weighted k-means for card abstraction: k-means++ seeding, then Lloyd iterations whose
+assignment step is Yinyang k-means (Ding, Zhao, Shen, Musuvathi & Mytkowicz, "Yinyang
+K-Means: A Drop-In Replacement of the Classic K-Means with Consistent Speedup", ICML
+2015) with Hamerly's centre-gap test; deterministic for a seed, parallel with numba.
 
 Given points ``x_i`` with weights ``w_i`` (how many real hands a canonical class stands
-for), find ``k`` centres minimising ``sum_i w_i ||x_i - c(x_i)||^2``:
+for), find ``k`` centres minimising ``sum_i w_i ||x_i - c(x_i)||^2``. The weights enter
+the seeding, the means and the inertia; the assignment is by distance alone, so a point
+of weight zero is assigned but never seeds or re-seeds a centre.
 
 1. **Seeding** -- k-means++ (Arthur & Vassilvitskii, "k-means++: the advantages of careful
-   seeding", SODA 2007): the first centre is drawn with probability proportional to
-   ``w``, each next one proportional to ``w * D^2`` (``D`` = distance to the nearest
-   centre chosen so far). On large inputs it runs on a uniform random sample (weights
-   kept), as is usual; the uniforms it uses are drawn up front from the caller's seed.
-2. **Assignment** -- each point goes to its nearest centre (squared L2, lowest index on a
-   tie). Hamerly ("Making k-means even faster", SDM 2010, Algorithm 2) keeps per point an
-   upper bound ``u`` on the distance to its centre and a lower bound ``l`` on the distance
-   to any other, and per centre half the distance ``s`` to its nearest other centre; a
-   point whose ``u`` is below ``max(s, l)`` (after tightening ``u``) cannot change centre
-   and is skipped. After each update, ``u`` grows by its centre's movement and ``l``
-   shrinks by the largest movement of another centre (Hamerly's Eq. for the bounds
-   update). A small relative slack keeps float rounding from deciding a near-tie, so the
-   result is the same assignment as the plain Lloyd step (a test checks it). Elkan's
-   variant ("Using the triangle inequality to accelerate k-means", ICML 2003) keeps k
-   lower bounds per point: too much memory for 14 M points and 1,000 centres.
-3. **Update** -- each centre moves to the weighted mean of its points. Partial sums are
-   made over fixed chunks of points (independent of the thread count) and added in chunk
-   order, so results do not depend on scheduling. A centre left with no points is
-   **re-seeded** on the point farthest from its own centre, never dropped.
-4. Repeat 2-3 until at most ``tol * n`` points change centre (or ``max_iter``).
+   seeding", SODA 2007), weighted: the first centre is drawn with probability
+   proportional to ``w``, each next one proportional to ``w * D^2`` (``D`` = distance to
+   the nearest centre chosen so far), by walking the running total in point order. Above
+   ``sample_size`` points it runs on a uniform sample drawn without replacement (weights
+   kept). One generator, ``np.random.default_rng(seed)``, draws the sample and then the
+   ``k`` uniforms, all up front. Fewer than ``k`` distinct points of positive weight (in
+   the sample) is a ``ValueError``. ``init`` replaces the seeding with given centres.
+2. **Groups** -- the ``k`` centres are split once, at the start, into ``t`` groups
+   (default ``min(32, k // 10)``, at least 1) by a plain k-means of the starting centres
+   themselves: at most 5 iterations, from the first ``t`` of them (k-means++ order is
+   random), as Yinyang groups its centres. The grouping then stays fixed.
+3. **Assignment** -- each point goes to its nearest centre (squared L2, lowest centre
+   index on a tie). Per point the method keeps an upper bound ``u`` on the distance to
+   its own centre (float64) and, per group ``g``, a lower bound ``l[g]`` on the distance
+   to every centre of ``g`` other than its own (float32): ``t`` bounds, between Hamerly's
+   one ("Making k-means even faster", SDM 2010) and Elkan's ``k`` ("Using the triangle
+   inequality to accelerate k-means", ICML 2003; too much memory for 14 M points and
+   1,000 centres). Per centre it keeps ``s``, half the distance to its nearest other
+   centre (recomputed each iteration). After the centres move, ``u`` grows by its centre's
+   move and ``l[g]`` shrinks by the largest move in ``g``; then, per point:
 
-The full nearest-centre scan (used by the first assignment, by points whose bounds fail,
-and by :func:`nearest`) keeps the centres transposed (``d x k``) and accumulates the k
+   * *global filter*: the point keeps its centre if ``u < max(s, min_g l[g])``; if not,
+     ``u`` is tightened to the exact distance and the test is made again;
+   * *group filter*: the groups with ``l[g] <= u`` fail. If more than a sixteenth of
+     the groups fail (with fewer than 16 groups: any), the point joins a block of four
+     for a full scan of every centre, which sets ``u`` and every ``l[g]`` exactly.
+     Otherwise the failing groups are scanned in order, each skipped if its bound already
+     exceeds the best distance found so far; a scanned group's centres are all computed
+     (no per-centre *local filter*: a group's columns vectorise) and its bound is set
+     exactly. A point that changes centre lowers its old group's bound to the distance
+     to its old centre if that group was not scanned.
+
+   Every test clears its bound by a relative slack (1e-4), so float rounding never
+   decides a skip and the labels equal the plain Lloyd step's (a test checks it, with
+   and without groups; the slack is a margin against rounding, not a proof).
+   ``accelerated=False`` (and ``k == 1``) scans every point every time: plain Lloyd.
+4. **Update** -- each centre moves to the weighted mean of its points (float64 sums,
+   stored as float32). A centre whose points weigh nothing is **re-seeded**, never
+   dropped: the empty centres, lowest index first, take the points of positive weight
+   farthest from their own (updated) centre, farthest first (lowest index on a tie),
+   skipping a position already taken and never a point on its centre; fewer such points
+   than empty centres is a ``ValueError``.
+5. Repeat 3-4 until at most ``tol * n`` points change centre and no cluster is empty
+   (``converged``), or ``max_iter`` updates have run and no cluster is empty (past
+   ``max_iter``, it keeps going while one is, and gives up with ``RuntimeError`` after
+   ``max(10, max_iter)`` more). The last step is an assignment: the labels are the
+   nearest centres of the returned centroids.
+
+**Determinism and parallelism.** The kernels run numba ``prange`` loops over fixed chunks
+of 32,768 points; a chunk owns its points' labels and bounds and its own slot of every
+counter and partial sum, so nothing is written by two threads. Sums (the means, the
+inertia, the counts of moved points) are made per chunk and added in chunk order, and a
+point's assignment depends on its own bounds only: the same seed gives the same centroids
+and labels, bit for bit, whatever the thread count or scheduling.
+
+The full nearest-centre scan (the first assignment, points whose bounds fail widely, and
+:func:`nearest`) keeps the centres transposed (``d x k``; in :func:`kmeans` grouped, each
+group padded to a multiple of 16 columns by centres placed far away) and accumulates the
 squared distances of a block of four points lane by lane, which vectorises without
 reassociating any sum: every distance is the same float32 sum, in the same order, as the
 scalar loop, so :func:`nearest` on one point and on a batch agree bit for bit.
@@ -45,7 +84,7 @@ from numba import njit, prange
 __all__ = ["KMeansResult", "kmeans", "kmeans_plus_plus", "nearest"]
 
 _CHUNK = 1 << 15  # points per chunk of the deterministic reductions and scans
-_SLACK = 1e-4  # relative slack on Hamerly's bounds: rounding never decides a skip
+_SLACK = 1e-4  # relative slack on the bounds: rounding never decides a skip
 _BLOCK = 4  # points per block of the vectorised scan
 _PAD = 16  # centre columns per group rounded up to this (one AVX-512 register of float32)
 _FAR = np.float32(1e15)  # coordinate of padding columns: squared distances ~1e30, never nearest

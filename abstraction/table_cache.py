@@ -13,7 +13,7 @@ module keeps them where any later run finds them:
 ``<root>`` is ``$POKERBOT_CACHE`` if set, else ``$XDG_CACHE_HOME/pokerbot``, else
 ``~/.cache/pokerbot`` (:func:`cache_root`). A build (:func:`cached_tables` with
 ``build=True``) runs the same stages as ``pokerbot abstract`` without clustering
-(:func:`abstraction.card_abstraction.build_model_tables`) into the ``.partial``
+(:func:`abstraction.build.build_model_tables`) into the ``.partial``
 directory, so a stopped build continues at the stage it was in; when it is complete the
 directory is renamed to its final name (the rename is what marks it complete) and its
 stage cache of intermediate features (about ten times the tables on the full deck) is
@@ -34,7 +34,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .card_abstraction import CACHE_DIR, CardAbstraction, ProgressFn, build_model_tables, plan_tables
+from .build import CACHE_DIR, ProgressFn, build_model_tables
+from .card_abstraction import CardAbstraction
+from .plan import plan_tables
 
 __all__ = [
     "CACHE_ENV",
@@ -146,7 +148,7 @@ def cached_tables(
 
     Raises ``ValueError`` (one line) if a build is needed and the cache cannot be written,
     the disk has less free space than the build is predicted to take
-    (:func:`abstraction.card_abstraction.plan_tables`), or memory does not suffice.
+    (:func:`abstraction.plan.plan_tables`), or memory does not suffice.
     """
     final = tables_dir(ab)
     if _accepts(ab, final, verify):

@@ -1,4 +1,4 @@
-"""Benchmark of the card abstraction build (abstraction.card_abstraction) and its buckets.
+"""Benchmark of the card abstraction build (abstraction.build) and its buckets.
 
 Measured, per build: wall time and peak resident memory of each stage (river E[HS] by
 board sweeps; histogram features per street by lookups; k-means per street; history
@@ -32,35 +32,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 
-try:
-    from abstraction.card_abstraction import (
-        AbstractionParams,
-        CardAbstraction,
-        build_abstraction,
-        peak_memory_gib,
-    )
-except ImportError:  # run from a checkout: put the repository root on the path
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from abstraction.card_abstraction import (
-        AbstractionParams,
-        CardAbstraction,
-        build_abstraction,
-        peak_memory_gib,
-    )
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-import numba
+from abstraction.build import build_abstraction  # noqa: E402
+from abstraction.card_abstraction import CardAbstraction  # noqa: E402
+from abstraction.plan import AbstractionParams  # noqa: E402
+from poker._sysinfo import peak_memory_gib, rss_gib  # noqa: E402
 
 SHORT = "holdem.nolimit.2p.short24"
 FULL = "holdem.nolimit.2p.reverse_blinds"
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def rss_gib() -> float:
-    """Current resident set of this process, in GiB."""
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * _PAGE / float(1 << 30)
 
 
 def cpu_name() -> str:

@@ -1,4 +1,5 @@
-"""Card abstraction (abstraction.card_abstraction) and ``pokerbot abstract``.
+"""Card abstraction (abstraction.plan, abstraction.build, abstraction.card_abstraction)
+and ``pokerbot abstract``.
 
 The bucket computed from the cards alone equals the stored table's on 100,000 random
 hands per street (short decks, both families); builds resume at the stage they were in;
@@ -14,12 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import (
-    AbstractionParams,
-    CardAbstraction,
-    build_abstraction,
-    plan_build,
-)
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams, plan_build
 from abstraction.indexer import HandIndexer
 from agent.cli import main
 from poker.cards import parse_cards

@@ -1,5 +1,6 @@
-"""The card abstraction's model (abstraction.card_abstraction): ``model()``, ``model_hash``,
-``from_model`` and table directories attached only when built from the same model.
+"""The card abstraction's model (abstraction.model, abstraction.card_abstraction):
+``model()``, ``model_hash``, ``from_model`` and table directories attached only when
+built from the same model.
 
 A model rebuilt from ``model()`` (also through msgpack, arrays as raw bytes) buckets every
 hand as the directory it came from, with or without tables; its hash survives the round
@@ -21,12 +22,10 @@ import msgpack
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import (
-    MODEL_FORMAT,
-    AbstractionParams,
-    CardAbstraction,
-    build_abstraction,
-)
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.model import MODEL_FORMAT
+from abstraction.plan import AbstractionParams
 from poker.game import load_game
 
 SHORT24 = "holdem.nolimit.2p.short24"

@@ -1,5 +1,5 @@
-"""Bucket tables built from a model (abstraction.card_abstraction.build_model_tables) and
-cached by model hash (abstraction.table_cache), and ``open_strategy(tables="auto")``.
+"""Bucket tables built from a model (abstraction.build.build_model_tables) and
+cached by model hash (abstraction.table_cache), and ``open_playable(tables="auto")``.
 
 Tables built from a build's model alone equal that build's files (same content hash);
 attaching them works and lookups equal the buckets computed from the model; another
@@ -18,14 +18,11 @@ import numpy as np
 import pytest
 
 import abstraction.table_cache as tc
-from abstraction.card_abstraction import (
-    AbstractionParams,
-    CardAbstraction,
-    build_abstraction,
-    build_model_tables,
-    plan_tables,
-)
-from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, open_strategy
+from abstraction.build import build_abstraction, build_model_tables
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams, plan_tables
+from solver.play.player import TABLES_AUTO, TABLES_CACHED, open_playable
+from solver.strategy_io import open_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT20 = "holdem.nolimit.2p.short20"
@@ -237,23 +234,23 @@ def test_open_strategy_tables_modes(cache: Path, monkeypatch: pytest.MonkeyPatch
     plain = open_strategy(SHORT20_FILE)
     assert plain.abstraction is not None and not plain.abstraction.tables_used
     # a model that needs no tables: "auto" computes from the model, builds nothing
-    auto = open_strategy(SHORT20_FILE, tables=TABLES_AUTO)
+    auto = open_playable(SHORT20_FILE, tables=TABLES_AUTO)
     assert auto.abstraction is not None and not auto.abstraction.tables_used
     assert not (cache / "tables").exists() or not any((cache / "tables").iterdir())
-    assert not open_strategy(SHORT20_FILE, tables=TABLES_CACHED).abstraction.tables_used
+    assert not open_playable(SHORT20_FILE, tables=TABLES_CACHED).abstraction.tables_used
     # as if it needed them: "auto" builds (with progress), then anyone finds them
     monkeypatch.setattr(tc, "COMPUTE_MAX_HANDS", 0)
     stages: list[str] = []
-    built = open_strategy(SHORT20_FILE, tables=TABLES_AUTO, progress=lambda s, d, t: stages.append(s))
+    built = open_playable(SHORT20_FILE, tables=TABLES_AUTO, progress=lambda s, d, t: stages.append(s))
     ab = built.abstraction
     assert ab is not None and ab.tables_used and ab.directory == tc.tables_dir(ab) and stages
-    cached = open_strategy(SHORT20_FILE, tables=TABLES_CACHED).abstraction
+    cached = open_playable(SHORT20_FILE, tables=TABLES_CACHED).abstraction
     assert cached is not None and cached.tables_used and cached.directory == ab.directory
     # the file's recorded build is the one the tables reproduce
     assert cached.content_hash == built.cards["content_hash"]
     hands = _random_hands(ab, 3, 5_000, seed=7)
     np.testing.assert_array_equal(cached.lookup_batch(hands), plain.abstraction.bucket_batch(hands))
     # a directory is still a directory (a Path named "auto" too)
-    by_dir = open_strategy(SHORT20_FILE, tables=ab.directory).abstraction
+    by_dir = open_playable(SHORT20_FILE, tables=ab.directory).abstraction
     assert by_dir is not None and by_dir.tables_used
-    assert not open_strategy(SHORT20_FILE, tables=Path(TABLES_AUTO)).abstraction.tables_used
+    assert not open_playable(SHORT20_FILE, tables=Path(TABLES_AUTO)).abstraction.tables_used
