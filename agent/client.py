@@ -1,4 +1,4 @@
-"""The ACPC client over TCP: a thin asyncio shell around :class:`agent.protocol.ClientConnection`.
+"""The ACPC client over TCP: a thin asyncio shell around :class:`agent.protocol.client_state.ClientConnection`.
 
 It connects (TCP_NODELAY), sends ``VERSION:2.0.0``, and answers exactly the states in
 which its position is to act, echoing each state as received. The bot's answer is made
@@ -22,15 +22,16 @@ import math
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import cast
 
 from poker.game import Game
 from poker.state import Action
 
-from .eventloop import CAN_POLL, POLLED_READS, busy_read
-from .protocol import NEED_DATA, ClientConnection, MatchEnded, MatchState, StateMessage, _NeedData
+from .eventloop import CAN_POLL, POLLED_READS, PollingChoice, SpinSetting, busy_read, resolve_spin
+from .protocol.client_state import NEED_DATA, ClientConnection, MatchEnded, StateMessage, _NeedData
+from .protocol.codec import MatchState
 
 log = logging.getLogger("pokerbot.client")
 
@@ -69,7 +70,10 @@ class MatchSummary:
     ``hands`` counts the finished hands whose result is known; ``unscored_hands`` those
     whose result is not (a showdown whose cards were not shown). ``unfinished_hand`` is the
     ACPC number (from 0) of the hand the connection ended in, when it ended in the middle
-    of one (a state of that hand seen, its end not), else ``None``.
+    of one (a state of that hand seen, its end not), else ``None``. ``legalized`` counts
+    the bot's answers that had to be changed to be legal
+    (:attr:`agent.protocol.client_state.ClientConnection.legalized`); ``polling`` is how
+    the client polled its socket (:func:`agent.eventloop.resolve_spin`; not compared).
     """
 
     hands: int
@@ -78,6 +82,8 @@ class MatchSummary:
     fallbacks: int = 0  # decisions answered with the fallback call
     unscored_hands: int = 0
     unfinished_hand: int | None = None
+    legalized: int = 0
+    polling: PollingChoice | None = field(default=None, compare=False)
 
     @property
     def mbb_per_game(self) -> float:
@@ -108,7 +114,10 @@ class MatchSummary:
         return None
 
     def __str__(self) -> str:
-        return f"hands {self.hands}, chips {format_chips(self.chips)}, {self.mbb_per_game:+.1f} mbb/g"
+        text = f"hands {self.hands}, chips {format_chips(self.chips)}, {self.mbb_per_game:+.1f} mbb/g"
+        if self.legalized:
+            text += f", {self.legalized} {'answer' if self.legalized == 1 else 'answers'} legalized"
+        return text
 
 
 class _ClientProtocol(asyncio.Protocol):
@@ -250,18 +259,18 @@ class _ClientProtocol(asyncio.Protocol):
                 if conn.idle:
                     return
                 event = conn.next_event()
-            if event is NEED_DATA:
-                return
-            if isinstance(event, MatchEnded):
-                done.set_result(None)
-                return
-            current, event = cast(StateMessage, event), None
-            self.last = current.match_state
+            if event.__class__ is not StateMessage:  # (one class test per line: a hot loop)
+                if isinstance(event, MatchEnded):
+                    done.set_result(None)
+                return  # NEED_DATA
+            current: StateMessage = event  # type: ignore[assignment]
+            event = None
+            ms = current.match_state
+            self.last = ms
             if not current.my_turn:
                 if current.value is not None and self.on_hand is not None:
                     self._report(current)
                 continue
-            ms = current.match_state
             try:
                 action = self.bot.act(ms)  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001 - a bot's bug must not lose the match: call instead
@@ -319,7 +328,7 @@ async def play_match(
     action_timeout: float | None = 5.0,
     connect_timeout: float = 10.0,
     on_hand: Callable[[MatchState, float], None] | None = None,
-    spin_us: float = 0.0,
+    spin_us: SpinSetting = 0.0,
     read_timeout: float | None = None,
 ) -> MatchSummary:
     """Play one match against the dealer at ``host:port``; returns the summary at EOF.
@@ -330,14 +339,15 @@ async def play_match(
     ``on_hand(match_state, chips)`` is called for every finished hand whose result is
     known (telemetry uses it); it runs inline and must not block. After each read the
     client polls its socket for up to ``spin_us`` microseconds before it sleeps (see
-    :func:`agent.eventloop.busy_read`; ``pokerbot play`` polls by default, 0 never): it
-    holds the event loop meanwhile, so it helps only against a dealer in another process.
+    :func:`agent.eventloop.busy_read`; 0 never, ``"auto"`` where this machine's probe says
+    it pays: :func:`agent.eventloop.resolve_spin`, the summary's ``polling``): it holds
+    the event loop meanwhile, so it helps only against a dealer in another process.
     With ``read_timeout`` (seconds), a dealer that sends nothing for that long after the
     connection, a line or an answer ends the match with a :class:`ClientError`.
 
     Raises :class:`ClientError` if the connection cannot be made, breaks or times out
     (with the summary of the hands played until then, once connected), and
-    :class:`agent.protocol.RemoteProtocolError` if the dealer sends a line that is not a
+    :class:`agent.protocol.codec.RemoteProtocolError` if the dealer sends a line that is not a
     valid state of ``game``.
     """
     import poker.evaluator  # noqa: F401  (warm up before the first showdown, not during it)
@@ -347,10 +357,11 @@ async def play_match(
     conn = ClientConnection(game)
     if read_timeout is not None and not read_timeout > 0:
         raise ValueError(f"the read timeout must be positive, not {read_timeout}")
+    polling = resolve_spin(spin_us)
     try:
         async with asyncio.timeout(connect_timeout):
             transport, proto = await loop.create_connection(
-                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, spin_us * 1e-6, read_timeout),
+                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, polling.spin_us * 1e-6, read_timeout),
                 host, port)
     except (OSError, TimeoutError) as exc:
         raise ClientError(f"cannot connect to the dealer at {host}:{port}: {exc or 'timed out'}") from None
@@ -359,7 +370,7 @@ async def play_match(
         last = proto.last
         unfinished = None if last is None or last.state.actor is None else last.hand_number
         return MatchSummary(conn.hands, conn.chips, game.big_blind, proto.fallbacks,
-                            conn.unscored_hands, unfinished)
+                            conn.unscored_hands, unfinished, conn.legalized, polling)
 
     try:
         await done

@@ -1,4 +1,4 @@
-"""The ACPC dealer over TCP: a thin asyncio shell around :class:`agent.protocol.DealerMatch`.
+"""The ACPC dealer over TCP: a thin asyncio shell around :class:`agent.protocol.dealer_state.DealerMatch`.
 
 What the shell adds to the sans-IO match (SPEC §1, §6.4, §7, §8):
 
@@ -16,20 +16,25 @@ What the shell adds to the sans-IO match (SPEC §1, §6.4, §7, §8):
   is dropped once :data:`WRITE_BUFFER_LIMIT` bytes wait for it.
 
 Design: each connection is an :class:`asyncio.Protocol` whose ``data_received`` feeds a
-:class:`~agent.protocol.LineBuffer` and pumps the match directly, so a response costs one
-event-loop iteration and no task switch (the match is a ping-pong of short lines; see the
-throughput target in the project issue). One timer per wait implements the response limit.
+:class:`~agent.protocol.codec.LineBuffer` and pumps the match directly, so a response costs one
+event-loop iteration and no task switch (the match is a ping-pong of short lines). One
+timer per wait implements the response limit.
 :meth:`Dealer.run` owns the servers, connections and log file and releases them on exit.
 
-Throughput: a fast match's time goes to waking the three processes up in turn and to
-Python per line. So the messages of one step go out as one write per seat, the acting
-seat's first (it is the one the match waits for; the other seat reads its copy meanwhile),
-and log lines only after them; ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
-(Holding a waiting seat's messages back to send them with its next one saves wake-ups, but
-measured slower on an idle two-core machine: that seat's reading then delays its answer.)
+Cost per hand: a fast match's CPU goes to waking the three processes up in turn (each
+write to a sleeping process wakes it, across CPUs on a virtual machine) and to Python per
+line. So a step's messages are written only to the seat that must answer next; every
+other seat's are held back and go out with its next message, when it is to act (or all
+at the end of the match, or once :data:`HELD_LINES` wait). Every seat still receives every
+state, in order, and whoever must answer gets its state at once; the others read theirs
+a little later. Heads-up, that is one write and one wake-up per action instead of two,
+and no bare TCP acknowledgements (the answer carries them): 16 segments a hand instead
+of 31 for ``call`` against ``call``. Log lines are written after the messages;
+``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 
-One deliberate difference from the reference dealer: the version line is waited for at
-most ``--start-timeout`` (or the response limit), where the reference waits for ever.
+Deliberate differences from the reference dealer: the version line is waited for at
+most ``--start-timeout`` (or the response limit), where the reference waits for ever; and
+a seat that is not to act reads its copies of the states when it is next to act.
 """
 
 from __future__ import annotations
@@ -46,23 +51,17 @@ from typing import IO, cast
 
 from poker.game import Game
 
-from .eventloop import CAN_POLL, POLLED_READS, busy_read
-from .protocol import (
-    DEALER_MAX_LINE,
-    DealerMatch,
-    Diagnostic,
-    LineBuffer,
-    LogLine,
-    MatchOver,
-    Output,
-    Send,
-    TimeLimits,
-)
+from .eventloop import CAN_POLL, POLLED_READS, SpinSetting, busy_read, resolve_spin
+from .protocol.codec import DEALER_MAX_LINE, LineBuffer
+from .protocol.dealer_state import DealerMatch, Diagnostic, LogLine, MatchOver, Output, Send, TimeLimits
 
 #: Unsent bytes one seat may hold before the dealer gives up on it (a client not reading).
 WRITE_BUFFER_LIMIT = 1 << 20
 #: Unread bytes one seat may hold before reading from it pauses.
 READ_BUFFER_LIMIT = 1 << 16
+#: Messages held back for a seat that is not to act before they are written anyway (a
+#: seat that folded may not act again for a hand or two).
+HELD_LINES = 64
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,9 @@ class DealerConfig:
     start_timeout: float | None = None  # seconds to wait for every seat to connect
     verbose: bool = False  # TO/FROM lines on stderr, as the reference dealer's default
     # After a line, poll this long for the next (agent.eventloop.busy_read); worth it only
-    # when the clients are other processes (``pokerbot dealer`` polls by default).
-    spin_us: float = 0.0
+    # when the clients are other processes and waking up is slow ("auto": where this
+    # machine's probe says so, agent.eventloop.resolve_spin; ``pokerbot dealer`` decides so).
+    spin_us: SpinSetting = 0.0
 
 
 @dataclass(frozen=True)
@@ -213,7 +213,7 @@ class Dealer:
         self._seats: list[_SeatProtocol | None] = [None] * n
         self._outbox: list[list[bytes]] = [[] for _ in range(n)]  # per seat, not yet written
         self._seat_order = tuple(range(n))
-        self._acting_first = tuple((a, *(s for s in range(n) if s != a)) for a in range(n))
+        self._others = tuple(tuple(s for s in range(n) if s != a) for a in range(n))
         self._log: IO[str] | None = None
         self._score: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -227,7 +227,9 @@ class Dealer:
         self._wait_limit = self._response_s
         self._deadline = 0.0  # when the current wait for a line runs out
         self._timer: asyncio.TimerHandle | None = None
-        self._spin_s = config.spin_us * 1e-6 if CAN_POLL else 0.0
+        #: How the dealer polls its seats (the probe's verdict for ``spin_us="auto"``).
+        self.polling = resolve_spin(config.spin_us)
+        self._spin_s = self.polling.spin_us * 1e-6 if CAN_POLL else 0.0
 
     # -- output
 
@@ -282,26 +284,40 @@ class Dealer:
         lines.clear()
 
     def _flush(self) -> list[Output]:
-        """Write the outboxes, the acting seat's first: it is the one the match waits for,
-        and the other seats' writes (and their wake-ups) then overlap with its thinking."""
-        more: list[Output] = []
+        """Write what must go out now: the outbox of the seat to act (the match waits for
+        it), and every outbox once the match is over. Another seat's messages are held
+        back and go out with its next message: a seat reads its states when it has to
+        answer, so every action costs one write and one wake-up, not one per seat
+        (:data:`HELD_LINES` bounds what is held)."""
         match = self.match
         acting = match.acting_seat
         outbox = self._outbox
-        for s in self._seat_order if acting is None else self._acting_first[acting]:
-            chunks = outbox[s]
-            if not chunks:
-                continue
-            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            chunks.clear()
-            seat = self._seats[s]
-            assert seat is not None
-            if seat.lost:
-                continue
-            if not seat.write(data):
-                seat.lost = True
-                more += match.connection_lost(s, self._now())
+        if acting is not None and not match.over:
+            more = self._write_outbox(acting, outbox[acting])
+            for s in self._others[acting]:
+                if len(outbox[s]) > HELD_LINES:
+                    more += self._write_outbox(s, outbox[s])
+            return more
+        more = []
+        for s in self._seat_order:
+            if outbox[s]:
+                more += self._write_outbox(s, outbox[s])
         return more
+
+    def _write_outbox(self, s: int, chunks: list[bytes]) -> list[Output]:
+        """Write seat ``s``'s waiting messages in one write; what losing it caused."""
+        if not chunks:
+            return []
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        seat = self._seats[s]
+        assert seat is not None
+        if seat.lost:
+            return []
+        if not seat.write(data):
+            seat.lost = True
+            return self.match.connection_lost(s, self._now())
+        return []
 
     # -- connections
 

@@ -7,7 +7,17 @@
    the figure. The plain rate of the longer run is printed too. Then the same matches
    with every process on one CPU (``pokerbot match --cpus``, keys ``*_one_cpu``), and
    with ``call`` bots and no process polling its socket before it sleeps (``--spin-us 0``,
-   key ``hands_per_s_call_no_polling``, and the ratio ``polling_speedup_call``).
+   key ``hands_per_s_call_no_polling``, and the ratio ``polling_speedup_call``), and
+   every process polling (``--spin-us 100``, key ``hands_per_s_call_polling``, ratio
+   ``polling_speedup_call_forced``). The default, ``--spin-us auto``, polls where this
+   machine's probe says it pays; ``polling_auto`` is that probe's verdict here
+   (:func:`agent.eventloop.choose_polling`).
+
+   Beside each rate, ``cpu_ms_per_hand_*``: the CPU time of the dealer and both players
+   per hand, from the operating system's accounting (the user and system time of the
+   match process's children, read from ``/proc`` before the match process is reaped;
+   Linux only, else ``null``), as a steady state over the two lengths (start-up removed)
+   and, ``*_plain``, the longer run's total over its hands (start-up included).
 2. For reference, the round trip of a short line between two processes over loopback TCP
    (``loopback_round_trip_us``): ``any_cpu`` and ``one_cpu`` with each receiver sleeping
    until its line comes, ``any_cpu_polling`` with both polling for the default budget
@@ -19,7 +29,7 @@
    call; each decision is charged for reading every line since the previous one, then
    legalizing and formatting its answer.
 
-Prints one JSON object as its last line. ``--quick`` finishes within a minute.
+Prints one JSON object as its last line. ``--quick`` takes about a minute.
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.bots import CallBot  # noqa: E402
 from agent.client import measure_decision_overhead  # noqa: E402
-from agent.eventloop import DEFAULT_SPIN_US, busy_read  # noqa: E402
+from agent.eventloop import DEFAULT_SPIN_US, busy_read, choose_polling  # noqa: E402
 from poker.game import load_game  # noqa: E402
 
 GAME = "holdem.nolimit.2p.reverse_blinds"
@@ -51,33 +61,64 @@ TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
 )
 
 
-def run_match(bot: str, hands: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()) -> float:
-    """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``)."""
+def _children_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of the exited, not yet reaped process ``pid``'s reaped
+    children: ``cutime + cstime`` in ``/proc/<pid>/stat`` (Linux; ``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[13]) + int(fields[14])) / ticks  # fields 16 and 17 of proc(5)
+
+
+def run_match(
+    bot: str, hands: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()
+) -> tuple[float, float | None]:
+    """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``), and
+    the CPU seconds of its dealer and players (:func:`_children_cpu`; ``None`` if unknown)."""
     log = workdir / f"{bot}.{hands}.log"
     cmd = [sys.executable, "-m", "agent", "match", GAME, "--players", bot, bot,
            "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
     if cpus is not None:
         cmd += ["--cpus", cpus]
     cmd += list(extra)
+    err_path = workdir / f"{bot}.{hands}.stderr"
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        stdout = proc.stdout.read().decode()  # until the match exits (only it holds the pipe)
+        proc.stdout.close()
+        cpu = None
+        if hasattr(os, "waitid"):
+            # Wait for the exit without reaping it: /proc still holds its children's times.
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            cpu = _children_cpu(proc.pid)
+        proc.wait()
     elapsed = time.perf_counter() - t0
-    if out.returncode != 0:
-        raise SystemExit(f"match failed ({out.returncode}): {out.stderr.strip()[-500:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if proc.returncode != 0:
+        raise SystemExit(f"match failed ({proc.returncode}): {err_path.read_text().strip()[-500:]}")
+    result = json.loads(stdout.strip().splitlines()[-1])
     if result["hands"] != hands:
         raise SystemExit(f"match played {result['hands']} hands, expected {hands}")
-    return elapsed
+    return elapsed, cpu
 
 
 def throughput(
     bot: str, short: int, long: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()
-) -> dict[str, float]:
-    """Steady-state and plain hands/s for ``bot`` vs ``bot``."""
-    t_short = run_match(bot, short, workdir, cpus, extra)
-    t_long = run_match(bot, long, workdir, cpus, extra)
+) -> dict[str, float | None]:
+    """Steady-state and plain hands/s for ``bot`` vs ``bot``, and the same for the CPU
+    milliseconds per hand of the dealer and players (``None`` where unknown)."""
+    t_short, cpu_short = run_match(bot, short, workdir, cpus, extra)
+    t_long, cpu_long = run_match(bot, long, workdir, cpus, extra)
     steady = (long - short) / max(t_long - t_short, 1e-9)
-    return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady}
+    cpu_steady = cpu_plain = None
+    if cpu_short is not None and cpu_long is not None:
+        cpu_steady = 1e3 * (cpu_long - cpu_short) / (long - short)
+        cpu_plain = 1e3 * cpu_long / long
+    return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady,
+            "cpu_ms": cpu_steady, "cpu_ms_plain": cpu_plain}
 
 
 def _receive(sock: socket.socket, budget_s: float) -> bytes:
@@ -152,7 +193,7 @@ def client_overhead(decisions: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="finish within a minute")
+    parser.add_argument("--quick", action="store_true", help="shorter matches: about a minute")
     parser.add_argument("--echo", nargs=2, metavar=("PORT", "POLL_US"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo:
@@ -167,8 +208,9 @@ def main() -> None:
         # The same matches with every process on one CPU (pokerbot match --cpus)
         call_1 = throughput("call", short, long, work, one_cpu) if one_cpu else None
         rand_1 = throughput("random", short, long, work, one_cpu) if one_cpu else None
-        # and with no process polling its socket before it sleeps (--spin-us 0)
+        # and with no process polling its socket before it sleeps (--spin-us 0), and all polling
         call_0 = throughput("call", short, long, work, None, ("--spin-us", "0"))
+        call_p = throughput("call", short, long, work, None, ("--spin-us", f"{DEFAULT_SPIN_US:g}"))
     trips = 5_000 if args.quick else 20_000
     rtt = {
         "any_cpu": round(round_trip_us(trips), 1),
@@ -177,6 +219,10 @@ def main() -> None:
     if one_cpu is not None:
         rtt["one_cpu"] = round(round_trip_us(trips, one_cpu), 1)
     overhead = client_overhead(20_000 if args.quick else 200_000)
+
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value, 3)
+
     result = {
         "hands_per_s_call": round(call["steady"], 1),
         "hands_per_s_random": round(rand["steady"], 1),
@@ -187,6 +233,17 @@ def main() -> None:
         "one_cpu": one_cpu,
         "hands_per_s_call_no_polling": round(call_0["steady"], 1),
         "polling_speedup_call": round(call["steady"] / call_0["steady"], 2),
+        "hands_per_s_call_polling": round(call_p["steady"], 1),
+        "polling_speedup_call_forced": round(call_p["steady"] / call_0["steady"], 2),
+        "polling_auto": choose_polling().to_json(),
+        "cpu_ms_per_hand_call": ms(call["cpu_ms"]),
+        "cpu_ms_per_hand_random": ms(rand["cpu_ms"]),
+        "cpu_ms_per_hand_call_plain": ms(call["cpu_ms_plain"]),
+        "cpu_ms_per_hand_random_plain": ms(rand["cpu_ms_plain"]),
+        "cpu_ms_per_hand_call_one_cpu": None if call_1 is None else ms(call_1["cpu_ms"]),
+        "cpu_ms_per_hand_random_one_cpu": None if rand_1 is None else ms(rand_1["cpu_ms"]),
+        "cpu_ms_per_hand_call_no_polling": ms(call_0["cpu_ms"]),
+        "cpu_ms_per_hand_call_polling": ms(call_p["cpu_ms"]),
         "startup_s": round(call["startup_s"], 2),
         "loopback_round_trip_us": rtt,
         "client_overhead_us_median": round(statistics.median(overhead), 2),

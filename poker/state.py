@@ -43,105 +43,43 @@ raise is illegal (a call puts the same chips in). No shipped game can reach the 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import NamedTuple
 
+from .betting import (
+    CALL_ACTION,
+    FOLD_ACTION,
+    Action,
+    ActionKind,
+    BettingSyntax,
+    BettingSyntaxError,
+    IllegalActionError,
+    read_betting,
+)
 from .cards import DECK_SIZE, card_to_str, deck_cards, format_cards
 from .game import Game
 
-#: The reference dealer's MAX_NUM_ACTIONS: the most actions one round can hold.
-MAX_ACTIONS_PER_ROUND = 64
-
-
-class IllegalActionError(ValueError):
-    """An action the rules do not allow here; the message names the rule and the numbers."""
-
-
-class BettingSyntaxError(ValueError):
-    """A betting string that cannot be read (unknown character, missing amount, misplaced '/')."""
-
-
-class ActionKind(Enum):
-    """The three ACPC actions; the value is the ACPC letter."""
-
-    FOLD = "f"
-    CALL = "c"  # check or call
-    RAISE = "r"  # bet or raise
-
+__all__ = [
+    "MAX_ACTIONS_PER_ROUND",
+    "Action",
+    "ActionKind",
+    "BettingSyntaxError",
+    "Deal",
+    "IllegalActionError",
+    "LoggedAction",
+    "State",
+    "repair",
+]
 
 _FOLD = ActionKind.FOLD
 _CALL = ActionKind.CALL
 _RAISE = ActionKind.RAISE
-_LETTER = {kind: kind.value for kind in ActionKind}
+_FOLD_ACTION = FOLD_ACTION
+_CALL_ACTION = CALL_ACTION
 
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One action. ``amount`` is the raise-**to** total over the whole hand (SPEC §4.3).
-
-    ``amount`` is ``None`` for fold and call, and may be ``None`` for a limit raise (the
-    state fills in the raise-to it computes). Any integer is representable, so that a
-    bad request such as ``r-5`` can be named in an error or repaired (:func:`repair`).
-    """
-
-    kind: ActionKind
-    amount: int | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.kind, ActionKind):
-            raise TypeError(f"action kind must be an ActionKind, not {self.kind!r}")
-        if self.amount is not None:
-            if self.kind is not _RAISE:
-                raise ValueError(
-                    f"only a raise has an amount ({self.kind.name.lower()} {self.amount})"
-                )
-            if isinstance(self.amount, bool) or not isinstance(self.amount, int):
-                raise TypeError(f"raise amount must be an int, not {self.amount!r}")
-
-    @staticmethod
-    def fold() -> Action:
-        """Fold."""
-        return _FOLD_ACTION
-
-    @staticmethod
-    def call() -> Action:
-        """Check or call."""
-        return _CALL_ACTION
-
-    @staticmethod
-    def raise_to(amount: int | None = None) -> Action:
-        """Bet or raise to ``amount`` chips in total for the hand (``None``: a limit raise)."""
-        return Action(_RAISE, amount)
-
-    @staticmethod
-    def parse(text: str) -> Action:
-        """Read one canonical ACPC action: ``f``, ``c``, ``r`` or ``r<digits>``."""
-        m = _ACTION_RE.fullmatch(text)
-        if m is None:
-            raise BettingSyntaxError(f"{text!r} is not an ACPC action (f, c, r or r<raise-to>)")
-        kind = ActionKind(m.group(1))
-        if m.group(2):
-            if kind is not _RAISE:
-                raise BettingSyntaxError(f"{text!r}: only a raise takes an amount")
-            return Action(_RAISE, int(m.group(2)))
-        return Action(kind)
-
-    def to_acpc(self, limit: bool = False) -> str:
-        """ACPC text: ``f``, ``c``, ``r<amount>``; a limit raise is a bare ``r``."""
-        if self.kind is _RAISE and self.amount is not None and not limit:
-            return f"r{self.amount}"
-        return _LETTER[self.kind]  # (an Enum's .value is a slow descriptor)
-
-    def __str__(self) -> str:
-        return self.to_acpc()
-
-
-_FOLD_ACTION = Action(_FOLD)
-_CALL_ACTION = Action(_CALL)
-_ACTION_RE = re.compile(r"([fcr])(\d*)")
+#: The reference dealer's MAX_NUM_ACTIONS: the most actions one round can hold.
+MAX_ACTIONS_PER_ROUND = 64
 
 
 class LoggedAction(NamedTuple):
@@ -694,74 +632,23 @@ class State:
     def from_betting(
         game: Game, betting: str, deal: Deal | None = None, strict: bool = True
     ) -> State:
-        """Replay an ACPC betting string from the start of a hand.
+        """Replay an ACPC betting string from the start of a hand
+        (:func:`poker.betting.read_betting`).
 
         ``strict`` (the default) accepts only the canonical string :meth:`betting_string`
-        writes: letters ``f c r``, a decimal raise-to after every no-limit ``r`` and none
-        after a limit ``r``, and a ``/`` exactly where each round ends. ``strict=False``
-        reads the way the reference dealer's state reader does: ``/`` is skipped wherever
-        it is, the letters ``F C k K R b B`` are also accepted, and a no-limit amount may
-        have leading blanks and a sign (C ``%d``). Either way every action is checked and
-        none is repaired.
+        writes (``BettingSyntax.CANONICAL``): letters ``f c r``, a decimal raise-to after
+        every no-limit ``r`` and none after a limit ``r``, and a ``/`` exactly where each
+        round ends. ``strict=False`` reads the way the reference dealer's state reader does
+        (``BettingSyntax.LENIENT``): ``/`` is skipped wherever it is, the letters
+        ``F C k K R b B`` are also accepted, and a no-limit amount is read as C's ``%d``
+        reads it (leading blanks, a sign, wrapped to 32 bits). Either way every action is
+        checked and none is repaired.
 
         Raises :class:`BettingSyntaxError` for text that cannot be read and
         :class:`IllegalActionError` for an action the rules do not allow.
         """
-        letters = _STRICT_LETTERS if strict else _LENIENT_LETTERS
-        amount_re = _STRICT_AMOUNT if strict else _LENIENT_AMOUNT
-        limit = game.is_limit
-        state = State.new_hand(game, deal)
-        i = 0
-        n = len(betting)
-        while i < n:
-            ch = betting[i]
-            if ch == "/":
-                i += 1
-                continue
-            kind = letters.get(ch)
-            if kind is None:
-                raise BettingSyntaxError(
-                    f"betting {betting!r}: unexpected character {ch!r} at offset {i} "
-                    f"(actions are f, c, r and rounds are separated by '/')"
-                )
-            start = i
-            i += 1
-            amount = None
-            if kind is _RAISE:
-                m = amount_re.match(betting, i)
-                if limit:
-                    if m is not None and strict:
-                        raise BettingSyntaxError(
-                            f"betting {betting!r}: limit raise at offset {start} has an amount "
-                            f"({betting[start : m.end()]!r}); limit raises are written 'r'"
-                        )
-                elif m is None:
-                    raise BettingSyntaxError(
-                        f"betting {betting!r}: no-limit raise at offset {start} has no raise-to amount"
-                    )
-                else:
-                    amount = int(m.group(1))
-                    i = m.end()
-            if state.actor is None:
-                raise IllegalActionError(
-                    f"betting {betting!r}: action {betting[start:i]!r} at offset {start} comes "
-                    f"after the hand is over ({state.betting_string()!r})"
-                )
-            try:
-                state = state.apply(Action(kind, amount))
-            except IllegalActionError as exc:
-                raise IllegalActionError(
-                    f"betting {betting!r}: action {betting[start:i]!r} at offset {start} "
-                    f"(position {state.actor} after {state.betting_string()!r}): {exc}"
-                ) from None
-        if strict:
-            canonical = state.betting_string()
-            if canonical != betting:
-                raise BettingSyntaxError(
-                    f"betting {betting!r} is not written canonically: these actions give "
-                    f"{canonical!r} ('/' must stand exactly where each round ends)"
-                )
-        return state
+        syntax = BettingSyntax.CANONICAL if strict else BettingSyntax.LENIENT
+        return read_betting(State.new_hand(game, deal), betting, syntax=syntax)
 
     # ------------------------------------------------------------------ cards, values
 
@@ -835,24 +722,6 @@ _logged = tuple.__new__  # LoggedAction(p, a) without the NamedTuple constructor
         "actor", "is_terminal",
     )
 )
-
-_STRICT_LETTERS = {"f": _FOLD, "c": _CALL, "r": _RAISE}
-# The reference dealer's action table (SPEC §2.7).
-_LENIENT_LETTERS = {
-    "f": _FOLD,
-    "F": _FOLD,
-    "c": _CALL,
-    "C": _CALL,
-    "k": _CALL,
-    "K": _CALL,
-    "r": _RAISE,
-    "R": _RAISE,
-    "b": _RAISE,
-    "B": _RAISE,
-}
-_STRICT_AMOUNT = re.compile(r"(\d+)")
-_LENIENT_AMOUNT = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
-
 
 def _num_active(game: Game, spent: tuple[int, ...], folded: tuple[bool, ...]) -> int:
     stacks = game.stack

@@ -29,7 +29,8 @@ from agent.client import (
     play_match,
 )
 from agent.dealer import DealerConfig, run_dealer
-from agent.protocol import ClientConnection, RemoteProtocolError, StateMessage, legalize
+from agent.protocol.client_state import ClientConnection, StateMessage
+from agent.protocol.codec import RemoteProtocolError, legalize
 from poker.game import load_game, shipped_games
 from poker.state import Action, ActionKind, State
 
@@ -151,6 +152,83 @@ def test_our_client_against_our_dealer(game_name: str) -> None:
     assert all(s.hands == hands for s in summaries)
     assert [s.chips for s in summaries] == pytest.approx(list(result.totals))
     assert all(s.fallbacks == 0 for s in summaries)
+
+
+class _Illegal:
+    """Answers only what the rules refuse: a fold when checking is free, a raise where no
+    raise is allowed, a no-limit raise to 1 chip (below the minimum), or no action at all.
+    (A limit raise is sent as ``r`` whatever its amount, so a wrong one is no change.)"""
+
+    def __init__(self) -> None:
+        self.answers = 0
+
+    def act(self, ms):
+        self.answers += 1
+        state = ms.state
+        if not state.can_fold():
+            return Action.fold()
+        if state.min_raise_to is None:
+            return Action.raise_to(1)
+        if state.game.is_limit or self.answers % 2:
+            return "not an action"
+        return Action.raise_to(1)
+
+
+class _LegalOfEveryKind:
+    """Legal answers of every kind: fold, call, the minimum raise-to, and in a limit game
+    a raise written without its amount (which is no change)."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+
+    def act(self, ms):
+        self.answers += 1
+        state = ms.state
+        k = self.answers % 3
+        if k == 0 and state.can_fold():
+            return Action.fold()
+        if k == 1 and state.min_raise_to is not None:
+            return Action.raise_to(None if state.game.is_limit else state.min_raise_to)
+        return Action.call()
+
+
+@pytest.mark.parametrize("game_name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.2p.reverse_blinds"])
+def test_every_changed_answer_is_counted(game_name: str) -> None:
+    """ClientConnection.legalized counts the answers legalize had to change, and no other."""
+    from agent.protocol.dealer_state import DealerMatch, MatchOver, Send
+
+    game = load_game(game_name)
+    bots = [_Illegal(), _LegalOfEveryKind()]
+    conns = [ClientConnection(game) for _ in bots]
+    dealer = DealerMatch(game, num_hands=60, seed=3, names=("a", "b"))
+    for seat, conn in enumerate(conns):
+        dealer.receive_version(seat, conn.initiate())
+    out = dealer.start(0.0)
+    while not any(isinstance(o, MatchOver) for o in out):
+        reply = None
+        for o in out:
+            if isinstance(o, Send):
+                conn = conns[o.seat]
+                conn.receive_data(o.data)
+                while isinstance(event := conn.next_event(), StateMessage):
+                    if event.my_turn:
+                        reply = (o.seat, conn.send_action(bots[o.seat].act(event.match_state)))
+        assert reply is not None
+        out = dealer.receive_line(*reply, 0.0)
+    assert not any(type(o).__name__ == "Diagnostic" for o in out)  # every answer was legal
+    assert bots[0].answers > 50 and conns[0].legalized == bots[0].answers
+    assert bots[1].answers > 50 and conns[1].legalized == 0
+
+
+def test_the_summary_says_how_many_answers_were_legalized() -> None:
+    game = load_game("holdem.nolimit.2p.reverse_blinds")
+    illegal = _Illegal()
+    result, (changed, plain), err = asyncio.run(_match(game, [illegal, CallBot()], hands=20))
+    assert result.exit_status == 0 and "WARNING" not in err
+    assert changed.legalized == illegal.answers > 0 and plain.legalized == 0
+    assert str(changed).endswith(f", {illegal.answers} answers legalized")
+    assert "legalized" not in str(plain)
+    assert str(MatchSummary(hands=1, chips=1.0, big_blind=100, legalized=1)).endswith(", 1 answer legalized")
 
 
 class _Failing:

@@ -1,7 +1,7 @@
 """The dealer: recorded matches replayed exactly, and the asyncio server against real sockets.
 
 * Each normal match in ``tests/data/acpc/transcripts`` is replayed from its clients' lines
-  (same seed and names) through :class:`agent.protocol.DealerMatch`: every STATE and the
+  (same seed and names) through :class:`agent.protocol.dealer_state.DealerMatch`: every STATE and the
   SCORE line of the recorded ``.log`` and every message sent to every seat come out the same.
 * ``--duplicate`` deals the second pass exactly as the recorded seat-swapped match.
 * Over loopback, hostile clients (garbage, a 1 MB line, silence, slowness, disconnects at
@@ -29,15 +29,8 @@ import pytest
 from agent.bots import CallBot, RandomBot
 from agent.client import play_match
 from agent.dealer import DealerConfig, parse_names, run_dealer
-from agent.protocol import (
-    NEED_DATA,
-    ClientConnection,
-    DealerMatch,
-    MatchOver,
-    Send,
-    StateMessage,
-    TimeLimits,
-)
+from agent.protocol.client_state import NEED_DATA, ClientConnection, StateMessage
+from agent.protocol.dealer_state import DealerMatch, MatchOver, Send, TimeLimits
 from poker.game import load_game
 from poker.log import parse_log
 from poker.state import Action
@@ -335,6 +328,57 @@ def test_polling_dealer_reads_hostile_bytes_like_the_event_loop(tmp_path: Path, 
         runs.append((warnings, log))
     assert runs[0] == runs[1]
     assert any(polled)  # the second run did read by polling
+
+
+def _reading_thread(port: int, out: dict) -> None:
+    """A blocking client that answers every owed state with a call and records, for each
+    read, whether it left a state to answer (the other seat's copies are held back for it)."""
+    conn = ClientConnection(NL2)
+    reads: list[bool] = []
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(conn.initiate())
+        while data := s.recv(65536):
+            conn.receive_data(data)
+            answer = b""
+            while (event := conn.next_event()) is not NEED_DATA:
+                if isinstance(event, StateMessage) and event.my_turn:
+                    answer = conn.send_action(Action.call())
+            reads.append(bool(answer))
+            if answer:
+                s.sendall(answer)
+    out.update(reads=reads, hands=conn.hands, chips=conn.chips)
+
+
+def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path) -> None:
+    """The dealer holds a seat's messages back until that seat must answer (and writes
+    them all at the end): each read but the last brings a state to answer, every message
+    still arrives in order, and the log is the in-process dealer's."""
+    import threading
+
+    async def run() -> tuple:
+        loop = asyncio.get_running_loop()
+        ports: asyncio.Future[list[int]] = loop.create_future()
+        cfg = _config(hands=30, log_path=tmp_path / "held.log")
+        dealer = asyncio.ensure_future(run_dealer(cfg, stdout=io.StringIO(), stderr=io.StringIO(),
+                                                  on_ports=ports.set_result))
+        seats = await asyncio.wait_for(asyncio.shield(ports), MATCH_TIMEOUT)
+        seen: dict = {}
+        thread = threading.Thread(target=_reading_thread, args=(seats[0], seen), daemon=True)
+        thread.start()
+        other = asyncio.ensure_future(_caller()(seats[1]))
+        result = await asyncio.wait_for(dealer, MATCH_TIMEOUT)
+        summary = await asyncio.wait_for(other, MATCH_TIMEOUT)
+        await asyncio.to_thread(thread.join, MATCH_TIMEOUT)
+        return result, seen, summary
+
+    result, seen, summary = asyncio.run(run())
+    assert result.exit_status == 0 and result.hands_played == 30
+    reads = seen["reads"]
+    assert all(reads[:-1]) and not reads[-1]  # (the last read: the final states, then EOF)
+    assert seen["hands"] == summary.hands == 30
+    assert [seen["chips"], summary.chips] == pytest.approx(list(result.totals))
+    expected = _call_everything(DealerMatch(NL2, num_hands=30, seed=5, names=["p1", "p2"]))
+    assert (tmp_path / "held.log").read_text().splitlines()[4:] == expected
 
 
 def test_silent_client_times_out_cleanly() -> None:

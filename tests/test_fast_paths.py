@@ -30,16 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent import eventloop
-from agent.protocol import (
-    NEED_DATA,
-    ClientConnection,
-    RemoteProtocolError,
-    StateMessage,
-    _own_value,
-    hand_values,
-    legalize,
-    parse_match_state,
-)
+from agent.protocol.client_state import NEED_DATA, ClientConnection, StateMessage, _own_value
+from agent.protocol.codec import RemoteProtocolError, hand_values, legalize, parse_match_state
 from poker.cards import CardError, card_to_str, format_cards
 from poker.game import load_game
 from poker.log import format_state_line
@@ -407,7 +399,7 @@ async def _match_over_loopback(game, hands: int, answer, seed: int = 5):
 
 def _sans_io_streams(game, hands: int, actions: dict[str, Action], seed: int = 5) -> list[bytes]:
     """What each seat is sent by the sans-IO match given the same answers."""
-    from agent.protocol import DealerMatch, Send
+    from agent.protocol.dealer_state import DealerMatch, Send
 
     match = DealerMatch(game, num_hands=hands, seed=seed, names=[f"p{i}" for i in range(game.num_players)])
     streams = [bytearray() for _ in range(game.num_players)]

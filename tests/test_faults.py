@@ -2,7 +2,7 @@
 
 Each scenario in ``tests/data/acpc/faults`` is a 3-hand match in which seat 1 sent
 something wrong (SPEC §6, README "Fault injection"). The clients' lines are fed to
-:class:`agent.protocol.DealerMatch` in-process with a simulated clock: a line arrives
+:class:`agent.protocol.dealer_state.DealerMatch` in-process with a simulated clock: a line arrives
 when the dealer's stderr says it was read (``FROM`` time stamps), or, for lines the
 reference dealer never got to read, at the time the client's transcript says it was
 sent. The replay must give the same outcome (finished or aborted), the same WARNING and
@@ -22,16 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.protocol import (
-    DEALER_MAX_LINE,
-    DealerMatch,
-    Diagnostic,
-    LineBuffer,
-    LogLine,
-    MatchOver,
-    Send,
-    TimeLimits,
-)
+from agent.protocol.codec import DEALER_MAX_LINE, LineBuffer
+from agent.protocol.dealer_state import DealerMatch, Diagnostic, LogLine, MatchOver, Send, TimeLimits
 from poker.game import load_game
 
 DATA = Path(__file__).parent / "data" / "acpc"

@@ -19,21 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.protocol import (
+from agent.protocol.client_state import NEED_DATA, ClientConnection, MatchEnded, StateMessage
+from agent.protocol.codec import (
     DEALER_MAX_LINE,
-    NEED_DATA,
-    ClientConnection,
-    DealerMatch,
     LineBuffer,
     LocalProtocolError,
-    MatchEnded,
-    MatchOver,
     ProtocolError,
     RemoteProtocolError,
-    Send,
-    StateMessage,
-    _read_echo,
-    _scan_c_int,
     format_match_state,
     format_response,
     hand_values,
@@ -43,6 +35,8 @@ from agent.protocol import (
     parse_response,
     parse_version,
 )
+from agent.protocol.dealer_state import DealerMatch, MatchOver, Send, _read_echo
+from poker.betting import scan_c_int as _scan_c_int
 from poker.game import load_game, shipped_games
 from poker.state import Action, ActionKind, State
 

@@ -10,7 +10,7 @@ from poker.game import load_game
 from .. import eventloop
 from .options import UserError
 from ..dealer import DealerConfig, parse_names, run_dealer
-from ..protocol import TimeLimits
+from ..protocol.dealer_state import TimeLimits
 from .options import add_spin_option, spin_us
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..eventloop import DEFAULT_SPIN_US
+from ..eventloop import DEFAULT_SPIN_US, SPIN_AUTO, PollingChoice, resolve_spin
 from ..telemetry import MqttConfig
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "mqtt_config",
     "positive_float",
     "positive_int",
+    "spin_choice",
     "spin_us",
 ]
 
@@ -49,19 +50,39 @@ def positive_float(text: str) -> float:
     return value
 
 
+def _spin_value(text: str) -> float | str:
+    """An argparse type: ``auto`` or a number of microseconds (checked by :func:`spin_us`)."""
+    if text.strip().lower() == SPIN_AUTO:
+        return SPIN_AUTO
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither {SPIN_AUTO!r} nor a number of microseconds") from None
+
+
 def add_spin_option(p: argparse.ArgumentParser) -> None:
     """``--spin-us``, shared by ``play``, ``dealer`` and ``match``."""
-    p.add_argument("--spin-us", type=float, default=DEFAULT_SPIN_US, metavar="US",
+    p.add_argument("--spin-us", type=_spin_value, default=SPIN_AUTO, metavar="US",
                    help="after each read, poll the socket this long before sleeping: the next "
-                        "line of a fast match usually comes sooner than a sleeping process wakes "
-                        f"(default {DEFAULT_SPIN_US:g}; 0: never)")
+                        "line of a fast match often comes sooner than a sleeping process wakes. "
+                        f"auto (the default): time a loopback round trip sleeping and polling "
+                        f"at start-up and poll {DEFAULT_SPIN_US:g} only where it saves the "
+                        "wake-up; 0: never")
+
+
+def spin_choice(args: argparse.Namespace) -> PollingChoice:
+    """The checked ``--spin-us`` and what it decided: ``auto`` probes this machine once per
+    process (:func:`agent.eventloop.choose_polling`), a number is taken as given."""
+    value = args.spin_us
+    if value != SPIN_AUTO and not 0 <= value <= 1_000_000:
+        raise UserError(f"--spin-us must be auto or between 0 and 1000000, not {value:g}")
+    return resolve_spin(value)
 
 
 def spin_us(args: argparse.Namespace) -> float:
-    """The checked ``--spin-us``."""
-    if not 0 <= args.spin_us <= 1_000_000:
-        raise UserError(f"--spin-us must be between 0 and 1000000, not {args.spin_us:g}")
-    return float(args.spin_us)
+    """The polling budget ``--spin-us`` comes to, in microseconds (``auto`` resolved:
+    see :func:`spin_choice`)."""
+    return spin_choice(args).spin_us
 
 
 def add_mqtt_options(p: argparse.ArgumentParser) -> None:
