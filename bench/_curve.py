@@ -22,19 +22,22 @@ its own (so that its peak resident memory is that configuration's alone).
   ``peak_rss_bytes_total`` at the end (the listed problem and the best-response walks
   added).
 
-Progress goes to stderr; the last line of stdout is one JSON object.
+It drives the solver directly, not :func:`solver.training.run.run_training`: the set-up
+is timed part by part, and the evaluations are this worker's own, at exact iteration
+counts. Progress goes to stderr; the last line of stdout is one JSON object.
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from pathlib import Path
 
 T_START = time.perf_counter()
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from poker._sysinfo import GIB, peak_memory_gib  # noqa: E402
 
 GAME = "holdem.nolimit.2p.short20"
 BETTING = "1p,cap1"
@@ -43,7 +46,8 @@ BATCH = 5_000_000
 
 
 def _rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    """Peak resident bytes of this process so far."""
+    return round(peak_memory_gib() * GIB)
 
 
 def _log(msg: str) -> None:
@@ -54,17 +58,22 @@ def run(cfg: dict) -> dict:
     t0 = time.perf_counter()
     from solver.training.algorithms import make_training_solver
     from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import SamplingOptions
 
     t_import = time.perf_counter() - t0
     t0 = time.perf_counter()
     problem = make_dealt_problem(GAME, BETTING)
     t_problem = time.perf_counter() - t0
-    options = {"seed": cfg["seed"], "threads": 1, "dtype": cfg["dtype"], "floor": cfg["floor"]}
-    for key in ("targeting", "averaging"):
-        if cfg.get(key) is not None:
-            options[key] = cfg[key]
+    sampling = SamplingOptions(
+        seed=cfg["seed"],
+        threads=1,
+        dtype=cfg["dtype"],
+        averaging=cfg.get("averaging") or "uniform",
+        floor=cfg["floor"],
+    )
+    options = {"targeting": cfg["targeting"]} if cfg.get("targeting") is not None else {}
     t0 = time.perf_counter()
-    solver = make_training_solver(problem, cfg["algo"], **options)
+    solver = make_training_solver(problem, cfg["algo"], sampling, **options)
     t_solver = time.perf_counter() - t0
     t0 = time.perf_counter()
     solver.iterate(1)

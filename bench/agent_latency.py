@@ -4,9 +4,9 @@ Per game, the strategy player (:class:`agent.strategy_player.StrategyPlayer`) pl
 ``random`` bot (:class:`agent.bots.RandomBot`: the reference example_player, raise-to
 uniform over the legal range, so most of its bets are off the abstract tree) in this
 process, through the project's dealer and clients without sockets
-(:func:`bench._fulldeck.match_decisions`: :class:`agent.protocol.DealerMatch` deals from a
+(:func:`bench._fulldeck.match_decisions`: :class:`agent.protocol.dealer_state.DealerMatch` deals from a
 seed and writes every line as the dealer would; each seat's
-:class:`agent.protocol.ClientConnection` reads it). A decision is timed from the bytes
+:class:`agent.protocol.client_state.ClientConnection` reads it). A decision is timed from the bytes
 of the line the player must answer to the bytes of its answer: reading the line into a
 MatchState, ``player.act`` (following the real betting through the abstract tree,
 translating the opponent's bets, bucketing the cards, reading the policy, sizing the
@@ -20,17 +20,20 @@ Games:
 * ``holdem.nolimit.2p.short20``: a 10/20/20/20 card abstraction built in a temporary
   directory, betting ``1p,a``, external-sampling MCCFR, seeded; played with the
   abstraction's tables and without (buckets computed from the model in the file);
+* both trained and written as ``pokerbot train`` does it
+  (:func:`solver.training.run.run_training`: the sampled tables float32, dealing from
+  the deck where the game's deals are too many to list);
 * ``holdem.nolimit.2p.reverse_blinds`` (full deck): a random uint8 policy over a
   169/1000/1000/1000 card abstraction fitted by the project's own build
   (:data:`bench._fulldeck.FULL_DECK_PARAMS`, cached under ``/tmp/pokerbot-bench``, about
   8 minutes the first time) and betting ``0.5p,1p,a;1p,a`` (26,973 nodes), written by
   :func:`solver.strategy_io.save_policy`; played with the bucket tables
-  (``open_strategy(..., tables=DIR)``) and without (every bucket computed from the
+  (``open_playable(..., tables=DIR)``) and without (every bucket computed from the
   cards: E[HS] histogram features and the nearest of 1000 centroids). For the full deck
   also the first decision of a fresh process (open, player, one answer) with numba's
   cache warm and with an empty cache.
 
-``open_s``: :func:`open_strategy` (checksum, model); ``player_s``: building the player
+``open_s``: :func:`open_playable` (checksum, model, tables); ``player_s``: building the player
 (the betting tree is rebuilt from the game and betting). Targets: p50 <= 1 ms, p99 <= 20 ms.
 
 The machine may be shared: ``machine`` records the load average before and after.
@@ -88,10 +91,10 @@ def measure(path: Path, game: Any, *, tables: Path | None, decisions: int, seed:
     """Open ``path``, build the player and time ``decisions`` decisions against the random bot."""
     from agent.bots import RandomBot
     from agent.strategy_player import StrategyPlayer
-    from solver.strategy_io import open_strategy
+    from solver.play.player import open_playable
 
     t = time.perf_counter()
-    sf = open_strategy(path, game=game, tables=tables)
+    sf = open_playable(path, game=game, tables=tables)
     open_s = time.perf_counter() - t
     t = time.perf_counter()
     player = StrategyPlayer(sf, seed=seed)
@@ -135,40 +138,59 @@ def measure(path: Path, game: Any, *, tables: Path | None, decisions: int, seed:
     return out
 
 
+def _train(config: Any) -> int:
+    """Train and write the strategy file as ``pokerbot train`` does (nothing evaluated:
+    only the player's speed is measured here); the iterations done."""
+    from solver.training.run import run_training
+
+    return run_training(config).iterations
+
+
 def leduc(work: Path, quick: bool, seed: int, decisions: int) -> dict[str, Any]:
     from poker.game import load_game
-    from solver.training.algorithms import solve
-    from solver.strategy_io import save_strategy
+    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
 
     name, betting = "leduc.nolimit.2p", "0.5p,1p,a"
     game = load_game(name)
-    st = solve(game, "cfr+", seconds=1.0 if quick else 5.0, betting=betting)
     path = work / "leduc.nolimit.u8.strategy"
-    save_strategy(path, st, "u8")
-    log(f"{name}: CFR+ {st.iterations:,} iterations, betting {betting}")
+    config = TrainingConfig(
+        name,
+        AlgorithmConfig("cfr+"),
+        Budget(seconds=1.0 if quick else 5.0),
+        out=path,
+        betting=betting,
+        evaluation=EvaluationConfig(enabled=False),
+    )
+    iterations = _train(config)
+    log(f"{name}: CFR+ {iterations:,} iterations, betting {betting}")
     res = measure(path, game, tables=None, decisions=decisions, seed=seed)
-    res.update({"betting": betting, "training": {"algorithm": "cfr+", "iterations": st.iterations}})
+    res.update({"betting": betting, "training": {"algorithm": "cfr+", "iterations": iterations}})
     return {name: res}
 
 
 def short20(work: Path, quick: bool, seed: int, decisions: int) -> dict[str, Any]:
-    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+    from abstraction.build import build_abstraction
+    from abstraction.plan import AbstractionParams
     from poker.game import load_game
-    from solver.training.algorithms import make_training_solver
-    from solver.problem import make_problem
-    from solver.strategy_io import save_strategy
-    from solver.training.loop import train
+    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
 
     name, betting = "holdem.nolimit.2p.short20", "1p,a"
     game = load_game(name)
     ab_dir = work / "short20.abstraction"
-    ab = build_abstraction(game, AbstractionParams(buckets=(10, 20, 20, 20), seed=seed), ab_dir).abstraction
-    problem = make_problem(game, betting, abstraction=ab)
-    solver = make_training_solver(problem, "es", seed=seed)
+    build_abstraction(game, AbstractionParams(buckets=(10, 20, 20, 20), seed=seed), ab_dir)
     iters = 200_000 if quick else 2_000_000
-    train(solver, iterations=iters)
     path = work / "short20.u8.strategy"
-    save_strategy(path, solver.average_strategy(), "u8")
+    config = TrainingConfig(
+        name,
+        AlgorithmConfig("es"),
+        Budget(iterations=iters),
+        out=path,
+        betting=betting,
+        abstraction=ab_dir,
+        seed=seed,
+        evaluation=EvaluationConfig(enabled=False),
+    )
+    _train(config)
     log(f"{name}: ES {iters:,} iterations over buckets 10/20/20/20, betting {betting}; with tables")
     out = {}
     info = {"betting": betting, "buckets": [10, 20, 20, 20], "training": {"algorithm": "es", "iterations": iters}}

@@ -13,10 +13,13 @@ it: one walk per player, both players updated, as in the paper and in Slumbot. R
 * ``deals_per_s`` (2 threads, Hogwild), ``deals_per_s_1t``, ``threads_speedup``: each
   the median of ``--repeats`` timed runs of ``--deals`` deals after a warm-up run that
   touches the bucket tables (they are memory-mapped: the first deals fault their pages in);
-* ``peak_rss_gib``: the process's peak resident memory (bucket tables as mapped pages
-  included);
-* ``resume``: a one-thread seeded run stopped twice at checkpoints and resumed ends
-  with tables bit-identical to the run never stopped (``bit_identical``);
+* ``peak_rss_gib``: the process's peak resident memory over the timed runs and the cost
+  split (bucket tables as mapped pages included; read before the resume check, whose
+  runs map the tables again);
+* ``resume``: a one-thread seeded run as ``pokerbot train`` makes it
+  (:func:`solver.training.run.run_training`) stopped twice between batches and resumed
+  from its checkpoint ends with tables bit-identical to the run never stopped
+  (``bit_identical``; ``stops``: how many stops it took);
 * ``cost_ns``: the per-deal cost split into dealing the cards, indexing the 8 hands
   (2 players x 4 streets), reading their buckets, ranking the two showdown hands, and
   the tree walks (the rest of a 1-thread deal); ``bucket_lookup_ns`` is one bucket
@@ -33,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -43,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._fulldeck import FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
+from poker._sysinfo import peak_memory_gib  # noqa: E402
 
 BETTING = "1p,cap1"
 #: The Targeted CFR paper's targeting for its game 2 (``solver.training.tcfr``'s name for it).
@@ -87,32 +90,59 @@ def _costs(problem, deals: int, seed: int) -> dict[str, float]:
     }
 
 
-def _resume_check(problem, deals: int, seed: int) -> dict:
-    """A one-thread seeded run stopped twice (checkpoint written, solver rebuilt from it)
+def _resume_check(abstraction_dir: str, deals: int, seed: int) -> dict:
+    """A one-thread seeded training run of ``deals`` iterations, as ``pokerbot train``
+    makes it (:func:`solver.training.run.run_training`), stopped twice between batches
+    (a third and two thirds of the way) and resumed from its checkpoint each time,
     against the same run never stopped: are the tables bit-identical?"""
     import tempfile
 
     import numpy as np
 
-    from solver.training.algorithms import make_training_solver
-    from solver.training.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
+    from solver.training.checkpoint import load_checkpoint
+    from solver.training.config import (
+        AlgorithmConfig,
+        Budget,
+        CheckpointConfig,
+        EvaluationConfig,
+        TrainingConfig,
+    )
+    from solver.training.loop import StopRequest
+    from solver.training.run import TrainingProgress, run_training
 
-    def fresh():
-        return make_training_solver(problem, "tcfr", seed=seed, threads=1, dtype="float32", targeting=TARGETING)
+    def config(ckpt: Path, resume: Path | None = None) -> TrainingConfig:
+        return TrainingConfig(
+            FULL_DECK_GAME,
+            AlgorithmConfig("tcfr", targeting=TARGETING),
+            Budget(iterations=deals),
+            betting=BETTING,
+            abstraction=Path(abstraction_dir),
+            seed=seed,
+            dtype="float32",
+            checkpoint=CheckpointConfig(ckpt, resume=resume),
+            evaluation=EvaluationConfig(enabled=False),
+        )
 
-    whole = fresh()
-    whole.iterate(deals)
-    part = fresh()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.ckpt"
-        for stop in (deals // 3, deals // 3 + 12_345):
-            part.iterate(stop)
-            save_checkpoint(path, part)
-            part = fresh()
-            restore_checkpoint(part, load_checkpoint(path))
-        part.iterate(deals - part.iterations)
-    same = bool(np.array_equal(part.regrets, whole.regrets) and np.array_equal(part.avg_sums, whole.avg_sums))
-    return {"deals": deals, "stops": 2, "bit_identical": same}
+        whole, part = Path(tmp) / "whole.ckpt", Path(tmp) / "part.ckpt"
+        run_training(config(whole))
+        done, stops = 0, 0
+        for target in (deals // 3, 2 * deals // 3):
+            stop = StopRequest()
+
+            def at(report: TrainingProgress, left: int = target - done, stop: StopRequest = stop) -> None:
+                if report.stage == "batch" and report.iterations >= left:
+                    stop.set()  # the run ends before its next batch
+
+            run = run_training(config(part, part if done else None), progress=at, stop=stop)
+            stops += int(run.interrupted)
+            done = run.iterations
+        run_training(config(part, part))
+        a, b = load_checkpoint(whole), load_checkpoint(part)
+    same = (a.iterations, a.nodes) == (b.iterations, b.nodes) and all(
+        np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays
+    )
+    return {"deals": deals, "stops": stops, "bit_identical": bool(same)}
 
 
 def main() -> None:
@@ -129,6 +159,7 @@ def main() -> None:
     from poker.game import load_game
     from solver.training.algorithms import make_training_solver
     from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import SamplingOptions
 
     game = load_game(FULL_DECK_GAME)
     ab, info = cached_abstraction(game, FULL_DECK_PARAMS)
@@ -151,9 +182,8 @@ def main() -> None:
     }
     by_threads = {}
     for threads in (1, 2):
-        solver = make_training_solver(
-            problem, "tcfr", seed=args.seed, threads=threads, dtype="float32", targeting=TARGETING
-        )
+        sampling = SamplingOptions(seed=args.seed, threads=threads, dtype="float32")
+        solver = make_training_solver(problem, "tcfr", sampling, targeting=TARGETING)
         solver.iterate(min(deals, 2_000_000))  # compile, fault the tables' pages in
         med, runs = _rate(solver, deals, repeats)
         by_threads[threads] = med
@@ -161,7 +191,9 @@ def main() -> None:
         result[f"runs_{threads}t"] = [round(r) for r in runs]
         result[f"nodes_per_deal_{threads}t"] = round(solver.nodes / solver.iterations, 2)
     costs = _costs(problem, min(deals, 5_000_000), args.seed)
-    result["resume"] = _resume_check(problem, min(deals, 3_000_000), args.seed)
+    # before the resume check: its runs map the bucket tables again, beside this problem's
+    peak_gib = peak_memory_gib()
+    result["resume"] = _resume_check(info["directory"], min(deals, 3_000_000), args.seed)
     log(f"resume from checkpoints: {result['resume']}")
     per_deal_1t = 1e9 / by_threads[1]
     costs["walk"] = per_deal_1t - costs["cards_total"]
@@ -169,7 +201,7 @@ def main() -> None:
         deals_per_s=round(by_threads[2]),
         deals_per_s_1t=round(by_threads[1]),
         threads_speedup=round(by_threads[2] / by_threads[1], 3),
-        peak_rss_gib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
+        peak_rss_gib=round(peak_gib, 3),
         bucket_lookup_ns=round(costs["lookup"] / 8, 1),
         cost_ns={k: round(v, 1) for k, v in costs.items()},
         per_deal_ns_1t=round(per_deal_1t, 1),

@@ -60,6 +60,12 @@ Per configuration:
   twin at equal iterations, ``floor_effect`` each configuration with the floor against
   the same without it (mbb/g with over without, where both ran).
 
+Every figure here is the solver's own: the timing loops drive the solvers directly
+(:func:`solver.training.algorithms.make_training_solver`, timed batches of
+:func:`solver.training.loop.train` or ``iterate``), without what a training run adds
+around them (:func:`solver.training.run.run_training`: checkpoints, evaluations,
+metrics, the strategy file).
+
 Usage: ``python bench/solvers.py [--quick] [--seed S] [--games leduc short20]
 [--no-openspiel] [--no-curve | --curve-only] [--curve-configs SPEC ...]
 [--curve-points M ...]``. Progress goes to stderr; the
@@ -86,10 +92,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numba
 import numpy as np
 
+from poker._sysinfo import GIB, available_memory_gib
 from solver.training.algorithms import make_training_solver, warm_up
 from solver.evaluation.best_response import exploitability
 from solver.problem import Problem, make_problem
 from solver.training.loop import train
+from solver.training.sampled import SamplingOptions
 
 GAMES = {
     "leduc": ("leduc.limit.2p", None),
@@ -107,16 +115,6 @@ def vector_nodes(problem: Problem) -> int:
     """(public node, board state) visits of one vector CFR iteration (two walks)."""
     per_street = np.bincount(problem.chance.board_street, minlength=problem.tree.n_streets)
     return 2 * int(per_street[problem.tree.street.astype(np.int64)].sum())
-
-
-def mem_available() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def timeline(
@@ -208,7 +206,7 @@ def run_ours(quick: bool, seed: int, games: list[str]) -> dict[str, Any]:
             log(f"{key} {algo}")
             if algo not in SAMPLED:
                 need = 32 * problem.size  # regrets, average, current strategy, best-response policy
-                if big and (quick or need > mem_available() // 2):
+                if big and (quick or need > available_memory_gib() * GIB / 2):
                     why = "--quick" if quick else f"needs {need / 2**30:.1f} GiB"
                     game_res[algo] = {
                         "skipped": f"vector CFR over lossless short20 skipped ({why})",
@@ -230,7 +228,7 @@ def run_ours(quick: bool, seed: int, games: list[str]) -> dict[str, Any]:
                 res["node_unit"] = "vector_nodes"
                 res["prefault_s"] = prefault
             else:
-                solver = make_training_solver(problem, algo, seed=seed, dtype=dtype)
+                solver = make_training_solver(problem, algo, SamplingOptions(seed=seed, dtype=dtype))
                 prefault = touch(solver)
                 if big and quick and algo != "tcfr":
                     res = timeline(solver, times, None)  # one best response costs ~10 s here
@@ -291,7 +289,9 @@ def two_threads(
     on a shared machine hits both alike; wall clock for the speed, CPU time to show
     whether both threads ran.
     """
-    two = make_training_solver(problem, algo, seed=seed + 1, dtype=dtype, threads=2)
+    two = make_training_solver(
+        problem, algo, SamplingOptions(seed=seed + 1, dtype=dtype, threads=2)
+    )
     two.regrets[:] = one.regrets  # touches every page; starts from the same state
     two.avg_sums[:] = one.avg_sums
     two.iterations = one.iterations
@@ -575,9 +575,9 @@ def run_curve(
     auto_twin = specs is None
     t0 = time.perf_counter()
     for cfg in configs:  # compile into (or check) numba's cache: the workers load it
-        warm_up(cfg["algo"], cfg["dtype"])
+        warm_up(cfg["algo"], SamplingOptions(dtype=cfg["dtype"]))
         if auto_twin:
-            warm_up(cfg["algo"], "float64")
+            warm_up(cfg["algo"], SamplingOptions(dtype="float64"))
     log(f"curve: kernels cached ({time.perf_counter() - t0:.1f}s); points {points}")
     results: dict[str, Any] = {}
 
@@ -698,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
         for algo in ALGOS:
             warm_up(algo)
         for algo in SAMPLED:
-            warm_up(algo, "float32")
+            warm_up(algo, SamplingOptions(dtype="float32"))
         compile_s = time.perf_counter() - t0
         log(f"kernels ready in {compile_s:.1f}s")
         ours = run_ours(args.quick, args.seed, args.games)

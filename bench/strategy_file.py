@@ -12,12 +12,16 @@ probability costs, and how fast files open.
      whole tree once per level of the responder's decisions, several minutes per
      evaluation on this machine.)
 
+   Both are trained as ``pokerbot train`` trains them
+   (:func:`solver.training.run.run_training`: the sampled tables float32, dealing from
+   the deck where the game's deals are too many to list).
+
    For each: exploitability (chips per game, and mbb/game) of the float policy as
    trained (``float``), and of the policy read back from the ``u8`` and ``f32`` files
    (:meth:`StrategyFile.to_strategy`), in the abstract game and in the real game
    (:func:`solver.evaluation.best_response.abstract_and_real_exploitability`); the largest
    probability change of the stored policy (``max_abs_dp``); file sizes (``bytes``);
-   and open times (``open_s``: :func:`open_strategy` and the first access of ``.tree``,
+   and open times (``open_s``: :func:`open_playable` and the first access of ``.tree``,
    median of 5).
 
 2. **A ~140 MB file** (``large``): a random uint8 policy over the lossless buckets
@@ -79,12 +83,12 @@ def figures(strategy: Any) -> dict[str, Any]:
 
 
 def median_open(path: Path, tables: Path | None, n: int = 5) -> tuple[float, list[float]]:
-    from solver.strategy_io import open_strategy
+    from solver.play.player import open_playable
 
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        sf = open_strategy(path, tables=tables)
+        sf = open_playable(path, tables=tables)
         _ = sf.tree
         times.append(time.perf_counter() - t)
     return statistics.median(times), times
@@ -94,7 +98,8 @@ def compare(strategy: Any, name: str, work: Path, tables: Path | None) -> dict[s
     """Exploitability of the float policy and of the u8 and f32 files' policies."""
     import numpy as np
 
-    from solver.strategy_io import open_strategy, save_strategy
+    from solver.play.player import open_playable
+    from solver.strategy_io import save_strategy
 
     out: dict[str, Any] = {"iterations": int(strategy.iterations), "algorithm": strategy.algorithm,
                            "table_entries": int(strategy.policy.shape[0])}
@@ -109,7 +114,7 @@ def compare(strategy: Any, name: str, work: Path, tables: Path | None) -> dict[s
         med, all_ = median_open(path, tables)
         out["open_s"][prec] = med
         out["open_s_all"][prec] = [round(x, 5) for x in all_]
-        stored = open_strategy(path, tables=tables).to_strategy()
+        stored = open_playable(path, tables=tables).to_strategy()
         f = figures(stored)
         f["max_abs_dp"] = float(np.max(np.abs(stored.policy - strategy.policy)))
         out[prec] = f
@@ -121,41 +126,50 @@ def compare(strategy: Any, name: str, work: Path, tables: Path | None) -> dict[s
     return out
 
 
-def run_leduc(quick: bool, work: Path) -> dict[str, Any]:
-    from solver.training.algorithms import solve
+def _train(game: str, algorithm: str, iterations: int, **kw: Any) -> Any:
+    """The run as ``pokerbot train`` makes it (:func:`solver.training.run.run_training`),
+    without its evaluation: :func:`compare` evaluates the strategy itself."""
+    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
+    from solver.training.run import run_training
 
+    config = TrainingConfig(
+        game,
+        AlgorithmConfig(algorithm),
+        Budget(iterations=iterations),
+        evaluation=EvaluationConfig(enabled=False),
+        **kw,
+    )
+    return run_training(config)
+
+
+def run_leduc(quick: bool, work: Path) -> dict[str, Any]:
     iters = 2_000 if quick else 20_000
     log(f"leduc: CFR+ {iters:,} iterations")
     t = time.perf_counter()
-    st = solve("leduc.limit.2p", "cfr+", iterations=iters)
-    res = compare(st, "leduc", work, None)
+    run = _train("leduc.limit.2p", "cfr+", iters)
+    res = compare(run.strategy, "leduc", work, None)
     res["train_s"] = round(time.perf_counter() - t, 2)
     return res
 
 
 def run_short20(quick: bool, seed: int, work: Path) -> dict[str, Any]:
-    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+    from abstraction.build import build_abstraction
+    from abstraction.plan import AbstractionParams
     from poker.game import load_game
-    from solver.training.algorithms import make_training_solver
-    from solver.problem import make_problem
-    from solver.training.loop import train
 
     game = load_game("holdem.nolimit.2p.short20")
     params = AbstractionParams(buckets=(10, 20, 20, 20), seed=seed)
     ab_dir = work / "short20.abstraction"
     t = time.perf_counter()
-    ab = build_abstraction(game, params, ab_dir).abstraction
+    build_abstraction(game, params, ab_dir)
     build_s = time.perf_counter() - t
     betting = "1p,cap1"
-    problem = make_problem(game, betting, abstraction=ab)
     iters = 500_000 if quick else 5_000_000
     log(f"short20: abstraction built in {build_s:.1f} s; ES {iters:,} iterations, seed {seed}")
-    solver = make_training_solver(problem, "es", seed=seed)
-    r = train(solver, iterations=iters)
-    st = solver.average_strategy()
-    res = compare(st, "short20", work, ab_dir)
+    run = _train(game.name, "es", iters, betting=betting, abstraction=ab_dir, seed=seed)
+    res = compare(run.listed_strategy(), "short20", work, ab_dir)
     res.update({"betting": betting, "buckets": list(params.buckets), "abstraction_build_s": round(build_s, 2),
-                "train_s": round(r.seconds, 2)})
+                "train_s": round(run.seconds, 2)})
     return res
 
 

@@ -85,6 +85,7 @@ from bench._fulldeck import CACHE, FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abst
 from poker._atomic import atomic_write_bytes  # noqa: E402
 from solver.training.algorithms import make_training_solver, warm_up  # noqa: E402
 from solver.training.loop import train  # noqa: E402
+from solver.training.sampled import SamplingOptions  # noqa: E402
 
 GAME1 = "holdem.nolimit.2p.short20"
 GAME2 = FULL_DECK_GAME
@@ -172,15 +173,16 @@ def _warm(problem: Any, algos: list[str], seed: int) -> None:
     """Load each algorithm's kernels (as this problem's types need them) and touch the
     problem's bucket tables, outside every timed run."""
     for algo in algos:
-        warm_up(algo, DTYPE)
-        s = make_training_solver(problem, algo, seed=seed, dtype=DTYPE)
+        warm_up(algo, SamplingOptions(dtype=DTYPE))
+        s = make_training_solver(problem, algo, SamplingOptions(seed=seed, dtype=DTYPE))
         train(s, seconds=1.0, batch_seconds=BATCH_S)
         del s
 
 
 def _sides(problem: Any, game: str, seed: int) -> dict[str, Any]:
+    sampling = SamplingOptions(seed=seed, threads=1, dtype=DTYPE)
     return {
-        name: make_training_solver(problem, algo, seed=seed, threads=1, dtype=DTYPE, **opts)
+        name: make_training_solver(problem, algo, sampling, **opts)
         for name, (algo, opts) in SIDES[game].items()
     }
 
@@ -287,12 +289,16 @@ def _save(path: Path, game: Any, ab: Any, policy: np.ndarray, training: dict[str
 
 
 def reference_strategy(
-    problem: Any, game: Any, ab: Any, seconds: float, seed: int, cache: Path
+    game: Any, ab: Any, seconds: float, seed: int, cache: Path
 ) -> tuple[Path, dict[str, Any]]:
     """The reference (Targeted CFR, game-2 tau, ``seconds`` on two Hogwild threads): from
     ``cache`` when a run with the same settings over the same abstraction is there, else
-    trained and saved there."""
+    trained and written there as ``pokerbot train`` does it
+    (:func:`solver.training.run.run_training`, no evaluation: the full deck has no exact
+    best response), the settings recorded in the file's training record as its config."""
     from solver.strategy_io import open_strategy
+    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
+    from solver.training.run import TrainingProgress, run_training
 
     settings = {
         "abstraction": ab.content_hash,
@@ -310,23 +316,47 @@ def reference_strategy(
     if path.exists():
         training = dict(open_strategy(path, game=game).training)
         log(f"game 2: reference from the cache ({training.get('iterations', 0):,} iterations)")
-        return path, {**training, "path": str(path), "cached": True}
+        return path, {**_reference_info(training), "path": str(path), "cached": True}
     log(f"game 2: training the reference ({seconds:g} s on {REFERENCE_THREADS} threads)")
-    solver = make_training_solver(
-        problem, "tcfr", seed=seed, threads=REFERENCE_THREADS, dtype=DTYPE, targeting="game2"
-    )
-    c0 = time.process_time()
-    r = train(solver, seconds=seconds, batch_seconds=1.0)
-    training = {
-        **settings,
-        "iterations": int(solver.iterations),
-        "train_s": round(r.seconds, 1),
-        "cpu_s": round(time.process_time() - c0, 1),
-    }
     cache.mkdir(parents=True, exist_ok=True)
-    _save(path, game, ab, solver.average_policy(), training)
-    log(f"  {solver.iterations:,} iterations in {r.seconds:.0f} s; saved {path}")
-    return path, {**training, "path": str(path), "cached": False}
+    cpu = {"start": 0.0, "train": 0.0}
+
+    def clock(report: TrainingProgress) -> None:  # CPU seconds of the timed loop only
+        if report.stage == "start":
+            cpu["start"] = time.process_time()
+        elif report.stage == "batch":
+            cpu["train"] = time.process_time() - cpu["start"]
+
+    config = TrainingConfig(
+        GAME2,
+        AlgorithmConfig("tcfr", targeting="game2"),
+        Budget(seconds=seconds),
+        out=path,
+        betting=BETTING,
+        abstraction=Path(ab.directory),
+        threads=REFERENCE_THREADS,
+        seed=seed,
+        dtype=DTYPE,
+        precision="f32",
+        evaluation=EvaluationConfig(enabled=False),
+        config_record=settings,
+    )
+    run = run_training(config, progress=clock)
+    info = {**settings, "iterations": run.iterations, "train_s": round(run.seconds, 1),
+            "cpu_s": round(cpu["train"], 1)}  # fmt: skip
+    log(f"  {run.iterations:,} iterations in {run.seconds:.0f} s; saved {path}")
+    return path, {**info, "path": str(path), "cached": False}
+
+
+def _reference_info(training: dict[str, Any]) -> dict[str, Any]:
+    """The reference's settings and figures from its file's training record: as
+    :func:`solver.training.run.run_training` writes it (the settings under ``config``;
+    ``cpu_s`` None: the file is written before the run's CPU time is known), or as
+    earlier versions of this benchmark wrote it (all at the top level)."""
+    if "config" not in training:
+        return training
+    return {**training["config"], "iterations": training["iterations"],
+            "train_s": round(training["seconds"], 1), "cpu_s": None}  # fmt: skip
 
 
 def run_game2(
@@ -349,7 +379,7 @@ def run_game2(
     log(f"game 2: {GAME2} --betting {BETTING}, buckets {list(ab.bucket_counts)}, {problem.size:,} entries")
     _warm(problem, ["tcfr", "es"], seed)
     ref_path, ref_info = reference_strategy(
-        problem, game, ab, reference_s, seed + REFERENCE_SEED_OFFSET, cache
+        game, ab, reference_s, seed + REFERENCE_SEED_OFFSET, cache
     )
     snapshots_dir.mkdir(parents=True, exist_ok=True)
     solvers = _sides(problem, "game2", seed)
@@ -465,10 +495,10 @@ class _H2H:
         self.values: dict[tuple[Path, Path], np.ndarray] = {}
 
     def _policy(self, path: Path) -> Any:
-        from solver.strategy_io import open_strategy
+        from solver.play.player import open_playable, translated
 
         if path not in self._open:
-            self._open[path] = open_strategy(path, game=self.game, tables=self.tables).translated()
+            self._open[path] = translated(open_playable(path, game=self.game, tables=self.tables))
         return self._open[path]
 
     def play(self, a: Path, b: Path, boards: int, seed: int) -> dict[str, Any]:

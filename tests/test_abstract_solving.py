@@ -18,11 +18,9 @@ import msgpack
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import (
-    AbstractionParams,
-    CardAbstraction,
-    build_abstraction,
-)
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams
 from agent.cli import main
 from poker.game import load_game, write_game_file
 from solver.evaluation.best_response import (
@@ -38,6 +36,7 @@ from solver.chance import build_chance
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.training.mccfr import ExternalSamplingSolver
 from solver.problem import make_problem
+from solver.training.sampled import SamplingOptions
 from solver.strategy import Strategy
 from solver.strategy_io import StrategyFileError, dumps, load_strategy, loads, loads_file
 
@@ -132,9 +131,9 @@ def test_identity_map_trains_exactly_like_no_abstraction(problems, algo):
     ident = make_problem(LEDUC, bucket_fn=_identity_map(lossless), bucket_counts=counts)
     assert not ident.chance.lossless
     np.testing.assert_array_equal(ident.kchance.bucket, lossless.kchance.bucket)
-    options = {} if algo in ("cfr", "cfr+") else {"seed": 5}
-    a = make_training_solver(lossless, algo, **options)
-    b = make_training_solver(ident, algo, **options)
+    sampling = None if algo in ("cfr", "cfr+") else SamplingOptions(seed=5)
+    a = make_training_solver(lossless, algo, sampling)
+    b = make_training_solver(ident, algo, sampling)
     for n in (3, 40 if algo in ("cfr", "cfr+") else 3000):
         a.iterate(n)
         b.iterate(n)
@@ -205,7 +204,7 @@ def test_sampled_deals_use_the_abstraction_buckets(abstractions, problems, name)
     """The buckets external sampling used on its last deal (read from the kernel's scratch
     space) are the abstraction's for that deal's cards, on every street."""
     ab, problem = abstractions[name], problems[name]
-    s = ExternalSamplingSolver(problem, seed=2)
+    s = ExternalSamplingSolver(problem, SamplingOptions(seed=2))
     deals = s._deal.deals
     assert deals.shape[0] > 0
     for _ in range(60):
@@ -337,7 +336,7 @@ def strategies(problems):
         solver = CFRPlusSolver(p)
         solver.iterate(100)
         out.append((name, "cfr+", solver.average_strategy()))
-        es = make_training_solver(p, "es", seed=3)
+        es = make_training_solver(p, "es", SamplingOptions(seed=3))
         es.iterate(5000)
         out.append((name, "es", es.average_strategy()))
     return out
@@ -404,7 +403,7 @@ def test_version_1_files_still_load():
 def test_checkpoint_records_the_abstraction(abstractions, problems, tmp_path):
     ab = abstractions["leduc23h"]
     path = tmp_path / "run.ckpt"
-    a = make_training_solver(problems["leduc23h"], "tcfr", seed=4)
+    a = make_training_solver(problems["leduc23h"], "tcfr", SamplingOptions(seed=4))
     a.iterate(300)
     save_checkpoint(path, a)
     a.iterate(200)
@@ -412,15 +411,15 @@ def test_checkpoint_records_the_abstraction(abstractions, problems, tmp_path):
     assert ckpt.cards["content_hash"] == ab.content_hash
     with pytest.raises(CheckpointError, match="give that abstraction"):
         ckpt.problem()
-    b = make_training_solver(ckpt.problem(ab), "tcfr", seed=4)
+    b = make_training_solver(ckpt.problem(ab), "tcfr", SamplingOptions(seed=4))
     restore_checkpoint(b, ckpt)
     b.iterate(200)
     np.testing.assert_array_equal(a.regrets, b.regrets)
     np.testing.assert_array_equal(a.avg_sums, b.avg_sums)
     with pytest.raises(CheckpointError, match="this run uses lossless buckets"):
-        restore_checkpoint(make_training_solver(problems["lossless"], "tcfr", seed=4), ckpt)
+        restore_checkpoint(make_training_solver(problems["lossless"], "tcfr", SamplingOptions(seed=4)), ckpt)
     with pytest.raises(CheckpointError, match="this run uses card abstraction"):
-        restore_checkpoint(make_training_solver(problems["leduc33"], "tcfr", seed=4), ckpt)
+        restore_checkpoint(make_training_solver(problems["leduc33"], "tcfr", SamplingOptions(seed=4)), ckpt)
 
 
 # ------------------------------------------------------------------ command line

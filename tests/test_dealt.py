@@ -9,12 +9,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams
 from poker.evaluator import evaluate
 from poker.game import load_game
 from solver.training.algorithms import make_training_solver
 from solver.evaluation.best_response import exploitability
 from solver.training.dealt import make_dealt_problem, make_training_problem, uses_dealing
+from solver.training.sampled import SamplingOptions as SO
 from solver.problem import make_problem
 from solver.strategy import Strategy
 
@@ -47,7 +50,7 @@ def test_dealt_buckets_and_showdowns_match_the_abstraction(which, short20_abs, s
     ab = short20_abs if which == "plain" else short20_hist
     game = ab.game
     problem = make_dealt_problem(game, "1p,cap1", abstraction=ab)
-    solver = make_training_solver(problem, "es", seed=5)
+    solver = make_training_solver(problem, "es", SO(seed=5))
     hole = game.num_hole_cards
     through = np.cumsum(game.num_board_cards)
     for it in range(150):
@@ -64,7 +67,7 @@ def test_dealt_buckets_and_showdowns_match_the_abstraction(which, short20_abs, s
 def test_dealt_cards_are_uniform_and_thread_independent(short20_abs) -> None:
     game = short20_abs.game
     problem = make_dealt_problem(game, "1p,cap1", abstraction=short20_abs)
-    solver = make_training_solver(problem, "es", seed=9)
+    solver = make_training_solver(problem, "es", SO(seed=9))
     hole = game.num_hole_cards
     k = 2 * hole + sum(game.num_board_cards)  # cards per deal
     seen: Counter[int] = Counter()
@@ -82,7 +85,7 @@ def test_dealt_cards_are_uniform_and_thread_independent(short20_abs) -> None:
     assert set(seen) == set(problem.cards.deck.tolist())
     assert all(abs(c - expect) < 5 * sd for c in seen.values()), seen
     # iteration t deals the same cards whatever ran before it
-    again = make_training_solver(problem, "es", seed=9)
+    again = make_training_solver(problem, "es", SO(seed=9))
     for it in (4, 0, 2):
         cards, _, _ = _deal_once(again, it)
         assert cards[0].tolist() + cards[1, :hole].tolist() == first[it]
@@ -117,7 +120,7 @@ def test_dealt_and_listed_training_agree_on_short20(short20_abs) -> None:
     assert (dealt.size, dealt.offset.tolist()) == (listed.size, listed.offset.tolist())
     got = {}
     for name, problem in (("listed", listed), ("dealt", dealt)):
-        s = make_training_solver(problem, "es", seed=3)
+        s = make_training_solver(problem, "es", SO(seed=3))
         s.iterate(300_000)
         got[name] = _exploitability(listed, s)
     # the same band (seed to seed, external sampling varies by about 10% here)
@@ -134,7 +137,7 @@ def test_dealt_and_listed_training_agree_on_leduc(algo, iterations) -> None:
         # mean over three seeds: one Targeted CFR run varies by a third seed to seed here
         runs = []
         for seed in (1, 2, 3):
-            s = make_training_solver(problem, algo, seed=seed, stratify=False)
+            s = make_training_solver(problem, algo, SO(seed=seed, stratify=False))
             s.iterate(iterations)
             runs.append(_exploitability(listed, s))
         got[name] = float(np.mean(runs))
@@ -144,8 +147,8 @@ def test_dealt_and_listed_training_agree_on_leduc(algo, iterations) -> None:
 
 def test_regret_floor_keeps_regrets_non_negative(short20_abs) -> None:
     dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
-    plain = make_training_solver(dealt, "tcfr", seed=1)
-    floored = make_training_solver(dealt, "tcfr", seed=1, floor=True)
+    plain = make_training_solver(dealt, "tcfr", SO(seed=1))
+    floored = make_training_solver(dealt, "tcfr", SO(seed=1, floor=True))
     for s in (plain, floored):
         s.iterate(50_000)
     assert plain.regrets.min() < 0
@@ -155,7 +158,7 @@ def test_regret_floor_keeps_regrets_non_negative(short20_abs) -> None:
 
 def test_dealt_threads_share_the_tables(short20_abs) -> None:
     dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
-    s = make_training_solver(dealt, "tcfr", seed=2, threads=2)
+    s = make_training_solver(dealt, "tcfr", SO(seed=2, threads=2))
     s.iterate(20_000)
     assert s.iterations == 20_000 and np.abs(s.avg_sums).sum() > 0
 
@@ -164,14 +167,14 @@ def test_dealt_run_resumes_bit_identically_from_a_checkpoint(tmp_path, short20_a
     from solver.training.checkpoint import load_checkpoint, restore_checkpoint, save_checkpoint
 
     dealt = make_dealt_problem(SHORT20, "1p,cap1", abstraction=short20_abs)
-    whole = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+    whole = make_training_solver(dealt, "tcfr", SO(seed=6, dtype="float32", floor=True))
     whole.iterate(30_000)
-    part = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+    part = make_training_solver(dealt, "tcfr", SO(seed=6, dtype="float32", floor=True))
     path = tmp_path / "run.ckpt"
     for n in (7_001, 11_000):
         part.iterate(n)
         save_checkpoint(path, part)
-        part = make_training_solver(dealt, "tcfr", seed=6, dtype="float32", floor=True)
+        part = make_training_solver(dealt, "tcfr", SO(seed=6, dtype="float32", floor=True))
         restore_checkpoint(part, load_checkpoint(path))
     part.iterate(30_000 - part.iterations)
     assert np.array_equal(part.regrets, whole.regrets)
@@ -191,7 +194,7 @@ def test_dealt_training_without_tables_computes_them_from_the_model(short20_abs,
         # and the training runs are the same, deal for deal
         runs = []
         for a in (ab, model_only):
-            solver = make_training_solver(make_dealt_problem(SHORT20, "1p,cap1", abstraction=a), "es", seed=8)
+            solver = make_training_solver(make_dealt_problem(SHORT20, "1p,cap1", abstraction=a), "es", SO(seed=8))
             solver.iterate(20_000)
             runs.append(solver.regrets.copy())
         assert np.array_equal(runs[0], runs[1])

@@ -3,6 +3,7 @@ convergence on Kuhn and Leduc (seeded; thresholds chosen across seeds, see each 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import numpy as np
@@ -15,7 +16,7 @@ from solver.training.cfr import CFRPlusSolver
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.training.mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
 from solver.problem import make_problem
-from solver.training.sampled import seed_streams
+from solver.training.sampled import Averaging, SamplingOptions as SO, seed_streams
 from solver.strategy import Strategy
 from solver.training.tcfr import TargetedCFRSolver
 from solver.training.loop import train
@@ -54,7 +55,7 @@ def _last_deal(solver) -> tuple[int, ...]:
 @pytest.mark.parametrize("game", ["kuhn.limit.2p", "leduc.limit.2p", TWO_CARD_LEDUC])
 def test_random_deals_are_uniform(game):
     problem = make_problem(game)
-    s = ExternalSamplingSolver(problem, seed=11, stratify=False)
+    s = ExternalSamplingSolver(problem, SO(seed=11, stratify=False))
     assert s._deal.deals.shape[0] == 0
     listed = ExternalSamplingSolver(problem).random_state()["order"].shape[1]
     n = 120 * listed
@@ -68,7 +69,7 @@ def test_random_deals_are_uniform(game):
 
 
 def test_stratified_deals_cover_every_deal_once_per_pass(leduc):
-    s = ExternalSamplingSolver(leduc, seed=3)
+    s = ExternalSamplingSolver(leduc, SO(seed=3))
     n = s.random_state()["order"].shape[1]
     assert n == 120  # 6 x 5 x 4 ordered (hand, hand, board card)
     for _ in range(2):
@@ -83,15 +84,15 @@ def test_stratified_deals_cover_every_deal_once_per_pass(leduc):
 def test_seeded_runs_repeat_and_batches_do_not_matter(leduc, stratify):
     # Unlisted deals come from per-iteration streams drawn two iterations ahead: the
     # look-ahead must not depend on where a call ends either.
-    a = ExternalSamplingSolver(leduc, seed=7, stratify=stratify)
+    a = ExternalSamplingSolver(leduc, SO(seed=7, stratify=stratify))
     a.iterate(1000)
-    b = ExternalSamplingSolver(leduc, seed=7, stratify=stratify)
+    b = ExternalSamplingSolver(leduc, SO(seed=7, stratify=stratify))
     for n in (1, 2, 297, 700):
         b.iterate(n)
     np.testing.assert_array_equal(a.regrets, b.regrets)
     np.testing.assert_array_equal(a.avg_sums, b.avg_sums)
     assert a.nodes == b.nodes > 1000
-    c = ExternalSamplingSolver(leduc, seed=8, stratify=stratify)
+    c = ExternalSamplingSolver(leduc, SO(seed=8, stratify=stratify))
     c.iterate(1000)
     assert not np.array_equal(a.regrets, c.regrets)
 
@@ -99,8 +100,8 @@ def test_seeded_runs_repeat_and_batches_do_not_matter(leduc, stratify):
 def test_unlisted_deal_of_an_iteration_does_not_depend_on_threads(leduc):
     # Iteration t's deal is a function of the seed and t: two threads running
     # iterations 0 and 1 deal what one thread deals on them.
-    one = ExternalSamplingSolver(leduc, seed=6, stratify=False)
-    two = ExternalSamplingSolver(leduc, seed=6, stratify=False, threads=2)
+    one = ExternalSamplingSolver(leduc, SO(seed=6, stratify=False))
+    two = ExternalSamplingSolver(leduc, SO(seed=6, stratify=False, threads=2))
     two.iterate(2)
     for t in range(2):
         one.iterate(1)
@@ -109,19 +110,19 @@ def test_unlisted_deal_of_an_iteration_does_not_depend_on_threads(leduc):
 
 
 @pytest.mark.parametrize(
-    "algo,options",
+    "algo,stratify,options",
     [
-        ("es", {}),
-        ("es", {"stratify": False}),
-        ("os", {"stratify": False}),
-        ("tcfr", {"importance": True, "close_threshold": 0.5}),
-        ("tcfr", {"pure": True, "targeting": "01:0.3,1:0.7", "stratify": False}),
+        ("es", True, {}),
+        ("es", False, {}),
+        ("os", False, {}),
+        ("tcfr", True, {"importance": True, "close_threshold": 0.5}),
+        ("tcfr", False, {"pure": True, "targeting": "01:0.3,1:0.7"}),
     ],
 )
-def test_table_layouts_give_identical_runs(leduc, algo, options):
+def test_table_layouts_give_identical_runs(leduc, algo, stratify, options):
     # The layout only moves rows: the same seed gives the same tables, bit for bit.
-    a = make_training_solver(leduc, algo, seed=3, layout="bucket", **options)
-    b = make_training_solver(leduc, algo, seed=3, layout="node", **options)
+    a = make_training_solver(leduc, algo, SO(seed=3, layout="bucket", stratify=stratify), **options)
+    b = make_training_solver(leduc, algo, SO(seed=3, layout="node", stratify=stratify), **options)
     a.iterate(3000)
     b.iterate(3000)
     np.testing.assert_array_equal(a.layout.to_canonical(a.regrets), b.regrets)
@@ -155,9 +156,9 @@ def test_prefetching_and_the_plain_kernel_do_not_change_runs(leduc):
     # Prefetches are hints (they run on large tables only; forced here), and the plain
     # kernel variant that external sampling and default TCFR use is the general one
     # without the options they leave off.
-    for algo, options in (("es", {}), ("es", {"stratify": False}), ("tcfr", {})):
-        a = make_training_solver(leduc, algo, seed=4, **options)
-        b = make_training_solver(leduc, algo, seed=4, **options)
+    for algo, stratify in (("es", True), ("es", False), ("tcfr", True)):
+        a = make_training_solver(leduc, algo, SO(seed=4, stratify=stratify))
+        b = make_training_solver(leduc, algo, SO(seed=4, stratify=stratify))
         assert a._general is None
         b.config = b.config._replace(prefetch=SK.PF_CHILDREN | SK.PF_DEAL | SK.PF_BLOCKS)
         b._general = 1
@@ -168,8 +169,8 @@ def test_prefetching_and_the_plain_kernel_do_not_change_runs(leduc):
 
 
 def test_external_sampling_is_targeted_cfr_with_every_iteration_full(leduc):
-    es = ExternalSamplingSolver(leduc, seed=5)
-    tc = TargetedCFRSolver(leduc, seed=5, targeting="full")
+    es = ExternalSamplingSolver(leduc, SO(seed=5))
+    tc = TargetedCFRSolver(leduc, SO(seed=5), targeting="full")
     es.iterate(2000)
     tc.iterate(2000)
     np.testing.assert_array_equal(es.regrets, tc.regrets)
@@ -179,7 +180,7 @@ def test_external_sampling_is_targeted_cfr_with_every_iteration_full(leduc):
 def test_external_sampling_regrets_sum_to_zero_under_sigma(kuhn):
     # After one iteration from zero regrets (uniform sigma), each updated information
     # set has sum_a sigma(a) r(a) = sum_a sigma(a) (v(a) - c) = 0 (regret definition).
-    s = ExternalSamplingSolver(kuhn, seed=1)
+    s = ExternalSamplingSolver(kuhn, SO(seed=1))
     s.iterate(1)
     tree = kuhn.tree
     updated = 0
@@ -198,7 +199,7 @@ def test_external_sampling_regrets_sum_to_zero_under_sigma(kuhn):
 def test_kuhn_value_and_exploitability(kuhn, algo, iterations):
     # Across seeds 0-9 these budgets give exploitability <= 0.010 and a first-player value
     # within 0.003 of -1/18; the test allows 0.02 and 0.006.
-    s = make_training_solver(kuhn, algo, seed=2)
+    s = make_training_solver(kuhn, algo, SO(seed=2))
     s.iterate(iterations)
     r = exploitability(None, s.average_strategy())
     assert r.exploitability < 0.02
@@ -222,14 +223,14 @@ def test_leduc_oracle_ten_times_below_uniform(leduc, algo, iterations, options):
     uniform = _uniform_exploitability(leduc)
     assert uniform == pytest.approx(2.3736, abs=1e-4)
     for seed in (0, 1):
-        s = make_training_solver(leduc, algo, seed=seed, **options)
+        s = make_training_solver(leduc, algo, SO(seed=seed), **options)
         s.iterate(iterations)
         got = exploitability(None, s.average_strategy()).exploitability
         assert got < uniform / 10, (algo, seed, got)
 
 
 def test_hogwild_threads_share_the_tables(leduc):
-    s = ExternalSamplingSolver(leduc, seed=4, threads=2)
+    s = ExternalSamplingSolver(leduc, SO(seed=4, threads=2))
     s.iterate(40_001)  # 20,000 per thread plus one on the first stream
     assert s.iterations == 40_001 and s.nodes > 40_001
     assert np.isfinite(s.regrets).all()
@@ -240,7 +241,7 @@ def test_hogwild_threads_share_the_tables(leduc):
 
 
 def test_float32_tables(kuhn):
-    s = ExternalSamplingSolver(kuhn, seed=2, dtype="float32")
+    s = ExternalSamplingSolver(kuhn, SO(seed=2, dtype="float32"))
     s.iterate(20_000)
     assert s.regrets.dtype == np.float32 and s.avg_sums.dtype == np.float32
     assert exploitability(None, s.average_strategy()).exploitability < 0.02
@@ -249,7 +250,7 @@ def test_float32_tables(kuhn):
 def test_outcome_sampling_average_is_stochastically_weighted(kuhn):
     # With eps = 1 the traverser plays uniformly, so q(z) is known in closed form; the
     # sums must still normalise to distributions and the run must converge.
-    s = OutcomeSamplingSolver(kuhn, seed=3, epsilon=1.0)
+    s = OutcomeSamplingSolver(kuhn, SO(seed=3), epsilon=1.0)
     s.iterate(50_000)
     pol = s.average_policy()
     tree = kuhn.tree
@@ -261,7 +262,7 @@ def test_outcome_sampling_average_is_stochastically_weighted(kuhn):
 
 
 def test_train_loop_stops(leduc):
-    s = ExternalSamplingSolver(leduc, seed=1)
+    s = ExternalSamplingSolver(leduc, SO(seed=1))
     r = train(s, iterations=1234)
     assert r.iterations == 1234 == s.iterations and r.nodes == s.nodes
     seen = []
@@ -275,18 +276,18 @@ def test_train_loop_stops(leduc):
 
 def test_checkpoint_resumes_exactly(tmp_path, leduc):
     path = tmp_path / "run.ckpt"
-    for algo, options in (
-        ("es", {}),
-        ("os", {"stratify": False}),
-        ("tcfr", {"targeting": "01:0.3,1:0.7"}),
+    for algo, sampling, options in (
+        ("es", SO(seed=9), {}),
+        ("os", SO(seed=9, stratify=False), {}),
+        ("tcfr", SO(seed=9), {"targeting": "01:0.3,1:0.7"}),
     ):
-        a = make_training_solver(leduc, algo, seed=9, **options)
+        a = make_training_solver(leduc, algo, sampling, **options)
         a.iterate(700)
         save_checkpoint(path, a, seconds=1.5)
         a.iterate(500)
         ckpt = load_checkpoint(path)
         assert (ckpt.iterations, ckpt.algorithm, ckpt.seconds) == (700, algo, 1.5)
-        b = make_training_solver(ckpt.problem(), algo, seed=9, **options)
+        b = make_training_solver(ckpt.problem(), algo, sampling, **options)
         restore_checkpoint(b, ckpt)
         b.iterate(500)
         np.testing.assert_array_equal(a.regrets, b.regrets)
@@ -307,7 +308,7 @@ def test_checkpoint_resumes_exactly(tmp_path, leduc):
 
 def test_checkpoint_rejects_damage_and_mismatch(tmp_path, leduc, kuhn):
     path = tmp_path / "run.ckpt"
-    s = ExternalSamplingSolver(leduc, seed=1)
+    s = ExternalSamplingSolver(leduc, SO(seed=1))
     s.iterate(100)
     save_checkpoint(path, s)
     ckpt = load_checkpoint(path)
@@ -316,7 +317,7 @@ def test_checkpoint_rejects_damage_and_mismatch(tmp_path, leduc, kuhn):
     with pytest.raises(CheckpointError, match="es run"):
         restore_checkpoint(OutcomeSamplingSolver(leduc), ckpt)
     with pytest.raises(CheckpointError, match="seed"):
-        restore_checkpoint(ExternalSamplingSolver(leduc, seed=2), ckpt)
+        restore_checkpoint(ExternalSamplingSolver(leduc, SO(seed=2)), ckpt)
     data = bytearray(path.read_bytes())
     raw = s.layout.to_canonical(s.regrets).tobytes()  # checkpoints use vector CFR's layout
     data[data.index(raw) + 8] ^= 1
@@ -333,9 +334,9 @@ def test_checkpoint_rejects_damage_and_mismatch(tmp_path, leduc, kuhn):
 
 def test_bad_arguments(kuhn):
     with pytest.raises(ValueError, match="dtype"):
-        ExternalSamplingSolver(kuhn, dtype="float16")
+        ExternalSamplingSolver(kuhn, SO(dtype="float16"))
     with pytest.raises(ValueError, match="threads"):
-        ExternalSamplingSolver(kuhn, threads=0)
+        ExternalSamplingSolver(kuhn, SO(threads=0))
     with pytest.raises(ValueError, match="epsilon"):
         OutcomeSamplingSolver(kuhn, epsilon=0.0)
     with pytest.raises(ValueError, match="algorithm"):
@@ -345,3 +346,43 @@ def test_bad_arguments(kuhn):
     with pytest.raises(ValueError):
         seed_streams(-1, 2)
     assert seed_streams(0, 3).all() and len(set(seed_streams(0, 3).tolist())) == 3
+
+
+def test_sampling_options_are_checked_once_and_recorded_as_before(tmp_path, leduc):
+    # what checkpoints record stays what older checkpoints hold, so they still resume
+    assert ExternalSamplingSolver(leduc).options() == {
+        "averaging": "uniform", "dtype": "float64", "stratify": True,
+    }  # fmt: skip
+    s = OutcomeSamplingSolver(
+        leduc, SO(seed=3, dtype="float32", averaging="linear", stratify=False, floor=True), epsilon=0.5
+    )
+    assert s.options() == {
+        "averaging": "linear", "dtype": "float32", "stratify": False, "floor": True, "epsilon": 0.5,
+    }  # fmt: skip
+    assert s.sampling.averaging is Averaging.LINEAR and s.regrets.dtype == np.float32
+    s.iterate(10)
+    path = tmp_path / "os.ckpt"
+    save_checkpoint(path, s)
+    ckpt = load_checkpoint(path)
+    assert (ckpt.seed, ckpt.threads) == (3, 1)
+    again = ckpt.sampling_options(layout="node")
+    assert again == SO(seed=3, dtype="float32", averaging=Averaging.LINEAR, stratify=False,
+                       floor=True, layout="node")  # fmt: skip
+    restore_checkpoint(OutcomeSamplingSolver(leduc, again, epsilon=0.5), ckpt)
+    c = CFRPlusSolver(leduc)
+    save_checkpoint(path, c)
+    with pytest.raises(CheckpointError, match="samples nothing"):
+        load_checkpoint(path).sampling_options()
+    with pytest.raises(ValueError, match="takes no sampling options"):
+        make_training_solver(leduc, "cfr+", SO())
+    for bad, message in (
+        ({"seed": -1}, "seed -1 must not be negative"),
+        ({"seed": 1.5}, "seed 1.5 is not a whole number"),
+        ({"threads": True}, "threads True is not a whole number"),
+        ({"averaging": "cubic"}, "cubic"),
+        ({"layout": "row"}, "table layout 'row'"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            SO(**bad)
+    with pytest.raises(ValueError, match="CPUs"):
+        ExternalSamplingSolver(leduc, SO(threads=(os.cpu_count() or 1) + 1))

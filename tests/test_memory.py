@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams
 from agent.cli import main
 from solver.training.algorithms import make_training_solver
 from solver.training.memory import (
@@ -19,6 +21,7 @@ from solver.training.memory import (
     format_bytes,
 )
 from solver.problem import make_problem
+from solver.training.sampled import SamplingOptions
 
 LEDUC = "leduc.limit.2p"
 SHORT20 = "holdem.nolimit.2p.short20"
@@ -64,7 +67,7 @@ def test_sampled_tables_equal_the_real_allocation(case, algorithm, dtype, abstra
     est = estimate_training_memory(
         ab.game, CASES[case], abstraction_dir=ab.directory, algorithm=algorithm, dtype=dtype
     )
-    solver = make_training_solver(problem, algorithm, dtype=dtype)
+    solver = make_training_solver(problem, algorithm, SamplingOptions(dtype=dtype))
     assert est.entries == problem.size
     assert est.regrets == solver.regrets.nbytes
     assert est.average == solver.avg_sums.nbytes

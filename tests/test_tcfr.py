@@ -7,6 +7,7 @@ import pytest
 
 from solver.evaluation.best_response import exploitability
 from solver.problem import make_problem
+from solver.training.sampled import SamplingOptions as SO
 from solver.training.tcfr import (
     PAPER_GAME1,
     PAPER_GAME2,
@@ -91,7 +92,7 @@ def test_targeting_errors(leduc, spec, message):
 
 
 def test_untargeted_streets_and_non_full_iterations_update_nothing(leduc):
-    s = TargetedCFRSolver(leduc, seed=1, targeting=FLOP_ONLY_THEN_FULL)
+    s = TargetedCFRSolver(leduc, SO(seed=1), targeting=FLOP_ONLY_THEN_FULL)
     pre, flop = _street_entries(s, 0), _street_entries(s, 1)
     s.iterate(3)  # iterations 0, 1, 2 target the flop only
     assert not s.regrets[pre].any()  # preflop: one action sampled, nothing updated
@@ -102,7 +103,7 @@ def test_untargeted_streets_and_non_full_iterations_update_nothing(leduc):
 
 
 def test_full_iterations_drawn_with_their_probability(leduc):
-    s = TargetedCFRSolver(leduc, seed=2, targeting="01:0.25,1:0.75")
+    s = TargetedCFRSolver(leduc, SO(seed=2), targeting="01:0.25,1:0.75")
     full = 0
     for _ in range(800):
         before = s.avg_sums.sum()
@@ -117,8 +118,8 @@ def test_importance_correction_scales_updates_by_one_over_q(leduc):
     # each have frequency 1/2. A flop information set reached after the traverser's own
     # k preflop decisions (sampled uniformly from zero regrets, 2 or 3 actions each) has
     # q = 1/2 * prod(1/n_j) + 1/2 * 1, so its update is scaled by 1/q.
-    plain = TargetedCFRSolver(leduc, seed=3, targeting="mod2:1@0")
-    scaled = TargetedCFRSolver(leduc, seed=3, targeting="mod2:1@0", importance=True)
+    plain = TargetedCFRSolver(leduc, SO(seed=3), targeting="mod2:1@0")
+    scaled = TargetedCFRSolver(leduc, SO(seed=3), targeting="mod2:1@0", importance=True)
     plain.iterate(1)
     scaled.iterate(1)
     hit = plain.regrets != 0
@@ -141,8 +142,8 @@ def test_importance_correction_scales_updates_by_one_over_q(leduc):
     flop_ratios = set(np.round(ds[hit_flop] / dp[hit_flop], 9).tolist())
     assert flop_ratios <= allowed and flop_ratios
     # With every iteration full, q = 1 for every information set: no scaling.
-    es_like = TargetedCFRSolver(leduc, seed=4, targeting="full", importance=True)
-    ref = TargetedCFRSolver(leduc, seed=4, targeting="full")
+    es_like = TargetedCFRSolver(leduc, SO(seed=4), targeting="full", importance=True)
+    ref = TargetedCFRSolver(leduc, SO(seed=4), targeting="full")
     es_like.iterate(50)
     ref.iterate(50)
     np.testing.assert_array_equal(es_like.regrets, ref.regrets)
@@ -155,7 +156,7 @@ def test_close_decisions_are_explored_and_updated(leduc):
     # root is sampled and left alone.
     moved = {}
     for threshold in (0.4, 1.0):
-        s = TargetedCFRSolver(leduc, seed=5, targeting="mod8:1@0-6", close_threshold=threshold)
+        s = TargetedCFRSolver(leduc, SO(seed=5), targeting="mod8:1@0-6", close_threshold=threshold)
         root = _node_block(s, 0)
         s.regrets[root] = np.tile([1.0, 0.5], leduc.chance.n_buckets[0])
         before = s.regrets.copy()
@@ -191,7 +192,7 @@ def test_pure_current_strategy_plays_the_highest_regret(leduc):
     }
     found = {}
     for pure in (True, False):
-        s = TargetedCFRSolver(leduc, seed=6, targeting="mod1000:1@0-998", pure=pure)
+        s = TargetedCFRSolver(leduc, SO(seed=6), targeting="mod1000:1@0-998", pure=pure)
         for node in tree.decision_nodes(street=0):
             n = int(tree.n_child[node])
             row = np.zeros(n)
@@ -206,7 +207,7 @@ def test_pure_current_strategy_plays_the_highest_regret(leduc):
 
 
 def test_pure_average_counts_played_actions(leduc):
-    s = TargetedCFRSolver(leduc, seed=7, targeting="full", pure=True)
+    s = TargetedCFRSolver(leduc, SO(seed=7), targeting="full", pure=True)
     s.iterate(20_000)
     sums = s.avg_sums[s.avg_sums != 0]
     # Every contribution is exactly 1 (the played action of one visit).

@@ -373,7 +373,8 @@ def test_train_deals_without_a_chance_layer_and_refuses_what_cannot_fit(tmp_path
 
 
 def test_train_short20_deals_with_a_regret_floor(tmp_path, capsys):
-    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+    from abstraction.build import build_abstraction
+    from abstraction.plan import AbstractionParams
 
     ab = tmp_path / "abs"
     build_abstraction("holdem.nolimit.2p.short20", AbstractionParams((5, 8, 8, 8)), ab)

@@ -176,11 +176,11 @@ def test_metrics_of_cfr_have_no_nodes(tmp_path):
 
 
 def test_metrics_measure_large_tables_seldom(tmp_path, monkeypatch):
-    import agent.commands.train as train_command
+    import solver.training.run as training_run
 
     # every table is "large" here: measured on the first line, then not for 60 s, and last
-    monkeypatch.setattr(train_command, "TABLE_STATS_ENTRIES", 0)
-    monkeypatch.setattr(train_command, "TABLE_STATS_GAP", 60.0)
+    monkeypatch.setattr(training_run, "TABLE_STATS_ENTRIES", 0)
+    monkeypatch.setattr(training_run, "TABLE_STATS_GAP", 60.0)
     metrics = tmp_path / "m.jsonl"
     assert main(["train", "kuhn.limit.2p", "--algo", "es", "--seconds", "1.2", "--eval-every",
                  "0.5", "--quiet", "--out", str(tmp_path / "k.strategy"),

@@ -29,6 +29,7 @@ from agent.cli import main
 from poker.game import load_game
 from solver.training.algorithms import make_training_solver
 from solver.training.checkpoint import Checkpoint, load_checkpoint
+from solver.training.sampled import SamplingOptions
 from solver.problem import make_problem
 from solver.strategy_io import load_strategy
 from solver.training.loop import StopRequest, stop_on_signals, train
@@ -172,7 +173,7 @@ def test_stopped_and_killed_runs_resume_to_the_same_tables(tmp_path, capsys, ref
 def test_hogwild_threads_stop_between_batches():
     """A SIGTERM while two Hogwild threads run a batch: the batch completes and counts."""
     problem = make_problem(load_game("leduc.limit.2p"), None)
-    solver = make_training_solver(problem, "es", seed=1, threads=2, dtype="float32")
+    solver = make_training_solver(problem, "es", SamplingOptions(seed=1, threads=2, dtype="float32"))
     solver.iterate(2)  # compiled and the pool started
     before = signal.getsignal(signal.SIGTERM)
     timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM))

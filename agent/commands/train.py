@@ -1,64 +1,47 @@
 """``pokerbot train``: solve the abstract game with a CFR-family algorithm and write the
 average strategy (solver.strategy_io), with checkpoints to stop and resume. With
 ``--abstraction DIR`` the information sets are (decision node, card bucket) of a card
-abstraction built by ``pokerbot abstract``; the strategy file and checkpoints record it."""
+abstraction built by ``pokerbot abstract``; the strategy file and checkpoints record it.
+
+This module is the command line only: argv and a ``--config`` TOML file merged into a
+:class:`solver.training.config.TrainingConfig`, the run itself
+(:func:`solver.training.run.run_training`) drawn as a progress bar, and the report."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import signal
 import sys
 import textwrap
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
+from typing import Any
 
-from poker._sysinfo import rss_gib
-from poker.game import load_game
-from solver.evaluation.best_response import (
-    Result,
-    abstract_and_real_exploitability,
-    abstract_exploitability,
-    exploitability,
+from solver.training.algorithms import ALGORITHMS, FORMS
+from solver.training.config import (
+    AVERAGING,
+    DTYPES,
+    PRECISIONS,
+    AlgorithmConfig,
+    Budget,
+    CheckpointConfig,
+    EvaluationConfig,
+    TrainingConfig,
 )
-from solver.training.algorithms import ALGORITHMS, FORMS, make_training_solver, warm_up
-from solver.chance import lossless_bucket_counts
-from solver.training.checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
-from solver.training.dealt import make_training_problem
-from solver.training.memory import check_fits, estimate_training_memory
-from solver.problem import Problem, check_card_abstraction, make_problem
-from solver.training.sampled import SampledCFRSolver
-from solver.strategy import Strategy
-from solver.strategy_io import cards_record, dequantize, quantize, save_strategy
-from solver.training.loop import TrainResult, stop_on_signals, table_stats, train
-from solver.tree import table_offsets
+from solver.training.run import (
+    EVAL_MAX_ENTRIES,
+    METRICS_MAX_GAP,
+    TABLE_STATS_ENTRIES,
+    TABLE_STATS_GAP,
+    TrainingProgress,
+    TrainingRun,
+    run_training,
+)
 
 from .options import UserError
 from ..progress import Progress
-
-if TYPE_CHECKING:
-    from abstraction.card_abstraction import CardAbstraction
-
-#: Exploitability is computed during training only for games whose lossless table has
-#: up to this many entries (an exact best response walks every board and hand, whatever
-#: the card abstraction; larger games take minutes).
-EVAL_MAX_ENTRIES = 20_000_000
-_SAMPLED = ("es", "os", "tcfr")
-#: ``--metrics`` writes at most one line per this many seconds (an evaluation's line
-#: included), and at least one per ``--eval-every`` seconds, capped at METRICS_MAX_GAP.
-METRICS_MIN_GAP = 0.5
-METRICS_MAX_GAP = 5.0
-#: ``--metrics`` lines measure the regret table (:func:`solver.training.loop.table_stats`: two
-#: passes over it, ~0.1 s per 10M float32 entries) on every line for tables up to
-#: TABLE_STATS_ENTRIES entries; above, at most once per TABLE_STATS_GAP seconds (and on
-#: the final line), so the passes cost at most a few percent of the run.
-TABLE_STATS_ENTRIES = 10_000_000
-TABLE_STATS_GAP = 30.0
 
 #: Keys a ``--config`` TOML file may set: key -> (kind, choices or None). Each is the
 #: command-line option of the same name (``_`` for ``-``); ``game`` is the positional.
@@ -73,9 +56,9 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "iterations": ("int", None),
     "threads": ("int", None),
     "seed": ("int", None),
-    "dtype": ("str", ("auto", "float64", "float32")),
-    "precision": ("str", ("u8", "f32")),
-    "averaging": ("str", ("uniform", "linear")),
+    "dtype": ("str", DTYPES),
+    "precision": ("str", PRECISIONS),
+    "averaging": ("str", AVERAGING),
     "form": ("str", FORMS),
     "targeting": ("str", None),
     "epsilon": ("float", None),
@@ -234,18 +217,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--dtype",
-        choices=("auto", "float64", "float32"),
+        choices=DTYPES,
         help="table precision of es/os/tcfr (auto: float32, or a resumed checkpoint's; "
         "cfr and cfr+ always use float64)",
     )
     p.add_argument(
         "--precision",
-        choices=("u8", "f32"),
+        choices=PRECISIONS,
         help="stored policy: u8, one byte per probability, rows summing to 255 (default), or f32",
     )
     p.add_argument(
         "--averaging",
-        choices=("uniform", "linear"),
+        choices=AVERAGING,
         help="average-strategy weights of es/os/tcfr (default uniform)",
     )
     p.add_argument(
@@ -327,86 +310,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _table_dtype(args: argparse.Namespace, resumed: Checkpoint | None = None) -> str:
-    """The tables' dtype: vector CFR's are float64; ``--dtype auto`` is float32 for the
-    sampled algorithms, or the dtype of the run ``resumed`` continues."""
-    if args.algo not in _SAMPLED:
-        return "float64"
-    if args.dtype != "auto":
-        return str(args.dtype)
-    if resumed is not None and resumed.options.get("dtype") in ("float32", "float64"):
-        return str(resumed.options["dtype"])
-    return "float32"
-
-
-def _options(args: argparse.Namespace, resumed: Checkpoint | None = None) -> dict[str, Any]:
-    """Constructor options of the chosen algorithm; options of other algorithms are errors.
-    ``--dtype auto`` is float32 for the sampled algorithms, or the dtype of the run
-    ``resumed`` continues (checkpoints of float64 runs resume as such)."""
-    algo = args.algo
-    given = {
-        "--epsilon": (args.epsilon is not None, ("os",)),
-        "--targeting": (args.targeting is not None, ("tcfr",)),
-        "--importance": (args.importance, ("tcfr",)),
-        "--close-threshold": (args.close_threshold is not None, ("tcfr",)),
-        "--pure": (args.pure, ("tcfr",)),
-        "--threads": (args.threads != 1, _SAMPLED),
-        "--dtype": (args.dtype != "auto", _SAMPLED),
-        "--averaging": (args.averaging != "uniform", _SAMPLED),
-        "--regret-floor": (args.regret_floor, _SAMPLED),
-        "--form": (args.form != "vector", ("cfr", "cfr+")),
-    }
-    for flag, (used, algos) in given.items():
-        if used and algo not in algos:
-            raise UserError(f"{flag} applies to --algo {' / '.join(algos)}, not {algo}")
-    if algo not in _SAMPLED:
-        return {"form": args.form} if args.form != "vector" else {}
-    if args.threads < 1:
-        raise UserError(f"--threads must be at least 1, not {args.threads}")
-    opts: dict[str, Any] = {
-        "seed": args.seed,
-        "threads": args.threads,
-        "dtype": _table_dtype(args, resumed),
-        "averaging": args.averaging,
-    }
-    if args.regret_floor:
-        opts["floor"] = True
-    if algo == "os" and args.epsilon is not None:
-        opts["epsilon"] = args.epsilon
-    if algo == "tcfr":
-        opts.update(
-            targeting=args.targeting,
-            importance=args.importance,
-            close_threshold=args.close_threshold or 0.0,
-            pure=args.pure,
-        )
-    return opts
-
-
-@dataclass
-class _Monitor:
-    """Exploitability of the average strategy at intervals of solving time."""
-
-    average: Callable[[], Strategy]  # the average strategy, on a problem with a chance layer
-    enabled: bool
-    every: float
-    last_eval: float = 0.0
-    last_ckpt: float = 0.0
-    result: Result | None = None
-
-    def evaluate(self) -> Result:
-        self.result = abstract_exploitability(None, self.average())
-        return self.result
-
-    def maybe_evaluate(self, seconds: float) -> bool:
-        """Evaluate if ``every`` seconds have passed since the last; whether it did."""
-        if self.enabled and self.every > 0 and seconds - self.last_eval >= self.every:
-            self.last_eval = seconds
-            self.evaluate()
-            return True
-        return False
-
-
 def _kind_ok(kind: str, value: Any) -> bool:
     if kind in ("str", "path"):
         return isinstance(value, str)
@@ -484,308 +387,144 @@ def merge_config(args: argparse.Namespace) -> argparse.Namespace:
     return merged
 
 
-class _Metrics:
-    """``--metrics``: JSON Lines appended and flushed one at a time, rate-limited."""
+def config_from_args(args: argparse.Namespace) -> TrainingConfig:
+    """The :class:`~solver.training.config.TrainingConfig` of merged options
+    (:func:`merge_config`): the recipe is the command line as given, and a --config
+    file's settings are recorded beside it. Bad values raise
+    :class:`~solver.training.config.ConfigError` (one line)."""
+    budget = Budget(seconds=args.seconds, iterations=args.iterations)
+    checkpoint = CheckpointConfig(args.checkpoint, args.checkpoint_every, args.resume)
+    evaluation = EvaluationConfig(args.eval_every, args.final_eval)
+    algorithm = AlgorithmConfig(
+        args.algo,
+        form=args.form,
+        averaging=args.averaging,
+        regret_floor=args.regret_floor,
+        epsilon=args.epsilon,
+        targeting=args.targeting,
+        importance=args.importance,
+        close_threshold=args.close_threshold,
+        pure=args.pure,
+    )
+    record = None
+    if args.config is not None:
+        # the recipe names the file; its settings are kept in case the file changes
+        values = {k: str(v) if isinstance(v, Path) else v for k, v in args.config_values.items()}
+        record = {"file": str(args.config), **values}
+    return TrainingConfig(
+        game=args.game,
+        algorithm=algorithm,
+        budget=budget,
+        out=args.out,
+        betting=args.betting,
+        abstraction=args.abstraction,
+        threads=args.threads,
+        seed=args.seed,
+        dtype=args.dtype,
+        precision=args.precision,
+        checkpoint=checkpoint,
+        metrics=args.metrics,
+        evaluation=evaluation,
+        recipe="pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
+        config_record=record,
+    )
 
-    def __init__(self, path: Path | None, every: float) -> None:
-        self.file: IO[str] | None = None
-        if path is not None:
-            if not path.parent.is_dir():
-                raise UserError(f"--metrics {path}: folder {path.parent} does not exist")
-            self.file = open(path, "a", encoding="utf-8")
-        self.gap = min(max(every, METRICS_MIN_GAP), METRICS_MAX_GAP) if every > 0 else METRICS_MAX_GAP
-        self.last = -float("inf")
 
-    def due(self, t: float, evaluated: bool) -> bool:
-        """Whether a line is due at ``t`` seconds (an evaluation just happened)."""
-        gap = t - self.last
-        return self.file is not None and gap >= METRICS_MIN_GAP and (evaluated or gap >= self.gap)
+class ProgressBar:
+    """:func:`~solver.training.run.run_training`'s progress reports drawn as a
+    :class:`~agent.progress.Progress` bar (deals/s or iterations/s, elapsed, the time
+    left to the sooner budget, and the run's figures)."""
 
-    def write(self, t: float, line: dict[str, Any]) -> None:
-        if self.file is None:
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.bar: Progress | None = None
+
+    def __call__(self, report: TrainingProgress) -> None:
+        if report.stage == "start":
+            self.bar = Progress(
+                report.iterations_budget,
+                f"train {report.algorithm}",
+                unit=report.unit,
+                enabled=self.enabled,
+                seconds=report.seconds_budget,
+            )
             return
-        self.last = t
-        self.file.write(json.dumps(line) + "\n")
-        self.file.flush()
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        assert self.bar is not None, "a run reports its start first"
+        self.bar.update(report.iterations, spent=report.seconds, **report.fields)
+        if report.stage == "end":
+            self.bar.close()
 
 
-def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
-    """The card abstraction in ``directory`` (None: lossless), its files checked against
-    its content hash so the hash a strategy records is that of the buckets it used."""
-    if directory is None:
-        return None
-    # Imported late: only this option needs the abstraction package's heavier modules.
-    from abstraction.card_abstraction import CardAbstraction
+def _summary(run: TrainingRun) -> dict[str, Any]:
+    """The ``--json`` object of a finished run."""
+    config = run.config
 
-    return CardAbstraction.load(directory, verify=True)
+    def figure(r: Any) -> float | None:
+        return r.exploitability if r is not None else None
+
+    return {
+        "game": run.game.name,
+        "algorithm": config.algorithm.name,
+        "betting": run.problem.tree.betting_spec,
+        "options": run.options,
+        "iterations": run.iterations,
+        "iterations_this_run": run.iterations_this_run,
+        "seconds": round(run.seconds, 6),
+        "iterations_per_s": run.iterations_per_s,
+        "nodes_per_s": run.nodes_per_s,
+        "threads": config.threads,
+        "seed": config.seed if run.sampled else None,
+        "table_entries": run.problem.size,
+        "abstraction": run.cards,
+        "exploitability": figure(run.final),
+        "mbb_per_game": run.final.mbb_per_game if run.final is not None else None,
+        "real_exploitability": figure(run.real),
+        "real_mbb_per_game": run.real.mbb_per_game if run.real is not None else None,
+        "precision": config.precision,
+        "stored_exploitability": figure(run.stored),
+        "stored_real_exploitability": figure(run.stored_real),
+        "out": str(config.out),
+        "checkpoint": str(run.checkpoint) if run.checkpoint is not None else None,
+        "interrupted": run.interrupted,
+        "signal": run.signal_name,
+    }
+
+
+def _line(run: TrainingRun) -> str:
+    """The one line a finished run prints without ``--json``."""
+    config = run.config
+    final, real, stored_real = run.final, run.real, run.stored_real
+    expl = ""
+    if real is not None:
+        expl = f", exploitability {final.mbb_per_game:.4f} mbb/g" if final is not None else ", exploitability"
+        if config.abstraction is not None:
+            expl += (" in the abstract game," if final is not None else "") + \
+                f" {real.mbb_per_game:.4f} mbb/g in the real game"
+        if stored_real is not None and config.precision == "u8":
+            expl += f" (as stored, one byte per probability: {stored_real.mbb_per_game:.4f} mbb/g)"
+    return (
+        f"{config.algorithm.name}: {run.iterations:,} iterations{expl}; wrote {config.out}"
+        + (f" and checkpoint {run.checkpoint}" if run.checkpoint is not None else "")
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Train, report, write the strategy (and checkpoints, and --metrics lines); ``args``
-    as parsed (a --config file is merged here, see :func:`merge_config`)."""
+    as parsed (a --config file is merged here, see :func:`merge_config`); the training
+    is :func:`solver.training.run.run_training`."""
     args = merge_config(args)
-    if args.seconds is None and args.iterations is None:
-        raise UserError("give --seconds T and/or --iterations N")
-    if args.seconds is not None and args.seconds < 0:
-        raise UserError(f"--seconds must not be negative, not {args.seconds}")
-    if args.iterations is not None and args.iterations < 0:
-        raise UserError(f"--iterations must not be negative, not {args.iterations}")
-    if args.seed < 0:
-        raise UserError(f"--seed must not be negative, not {args.seed}")
-    for flag, value in (
-        ("--checkpoint-every", args.checkpoint_every),
-        ("--eval-every", args.eval_every),
-    ):
-        if value is not None and value < 0:
-            raise UserError(f"{flag} must not be negative, not {value}")
-    if not args.out.parent.is_dir():
-        raise UserError(f"--out {args.out}: folder {args.out.parent} does not exist")
-    if args.metrics is not None and not args.metrics.parent.is_dir():
-        raise UserError(f"--metrics {args.metrics}: folder {args.metrics.parent} does not exist")
-    game = load_game(args.game)
-    abstraction = load_abstraction(args.abstraction)
-    if abstraction is not None:
-        check_card_abstraction(game, abstraction)  # before the memory estimate reads it
-    ckpt = _load_resume(args.resume) if args.resume is not None else None
-    options = _options(args, ckpt)
-    refusal = check_fits(
-        estimate_training_memory(
-            game,
-            args.betting,
-            abstraction_dir=args.abstraction,
-            algorithm=args.algo,
-            dtype=options.get("dtype", "float64"),
-            threads=args.threads,
-        )
-    )
-    if refusal is not None:
-        raise UserError(refusal)
-    # The sampled algorithms deal from the deck where the chance layer is too big to list
-    # (solver.training.dealt); exact evaluation then builds the listed problem when it first runs.
-    problem = make_training_problem(game, args.betting, args.algo, abstraction=abstraction)
-    listed: Problem | None = None
-
-    def average() -> Strategy:
-        nonlocal listed
-        s = solver.average_strategy()
-        if problem.cards is None:
-            return s
-        if listed is None:
-            listed = make_problem(game, args.betting, abstraction=abstraction)
-        return Strategy(listed, s.policy, s.iterations, s.algorithm)
-
-    solver = make_training_solver(problem, args.algo, **options)
-    done_seconds = 0.0
-    if ckpt is not None:
-        restore_checkpoint(solver, ckpt)
-        done_seconds = ckpt.seconds
-    checkpoint_path = args.checkpoint or args.out.with_name(args.out.name + ".ckpt")
-    sampled = isinstance(solver, SampledCFRSolver)
-    warm_up(
-        args.algo, options.get("dtype", "float64"), options.get("threads", 1), options.get("form", "vector")
-    )
-
-    can_eval = table_offsets(problem.tree, lossless_bucket_counts(game))[1] <= EVAL_MAX_ENTRIES
-    eval_every = args.eval_every
-    if eval_every is None:
-        eval_every = max(1.0, args.seconds / 10) if args.seconds else 5.0
-    left = None if args.iterations is None else max(0, args.iterations - solver.iterations)
-    # like --iterations, --seconds is the run's total: a resumed recipe ends where the
-    # uninterrupted one would have, not a whole budget later
-    seconds_left = None if args.seconds is None else max(0.0, args.seconds - done_seconds)
-    progress = Progress(
-        left,
-        f"train {args.algo}",
-        unit=" deals" if sampled else " it",
-        enabled=not args.quiet,
-        seconds=seconds_left,
-    )
-    monitor = _Monitor(average, can_eval, eval_every)
-
-    metrics = _Metrics(args.metrics, eval_every)
-    stats_gap = 0.0 if problem.size <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
-    last_stats = -float("inf")
-
-    def measures(res: TrainResult, rss: float, final: bool = False) -> dict[str, Any]:
-        nonlocal last_stats
-        per_s = res.iterations / res.seconds if res.seconds > 0 else None
-        line: dict[str, Any] = {
-            "t": round(done_seconds + res.seconds, 3),
-            "iterations": int(solver.iterations),
-            "iterations_per_s": per_s,
-        }
-        if sampled:
-            line["deals"] = int(solver.iterations)
-            line["deals_per_s"] = per_s
-            line["nodes"] = int(res.nodes)
-            line["nodes_per_s"] = res.nodes / res.seconds if res.seconds > 0 else None
-        line["rss_gib"] = round(rss, 4)
-        if metrics.file is not None and (final or line["t"] - last_stats >= stats_gap):
-            last_stats = line["t"]
-            st = table_stats(solver)
-            line["infosets_visited_share"] = round(st.infosets_visited_share, 6)
-            line["regret_max"] = st.regret_max
-            line["regret_mean_positive"] = st.regret_mean_positive
-        return line
-
-    def callback(s: Any, res: TrainResult) -> bool:
-        extra: dict[str, Any] = {"t": f"{res.seconds:.1f}s"}
-        if sampled and res.seconds > 0:
-            extra["nodes/s"] = f"{res.nodes / res.seconds:,.0f}"
-        evaluated = monitor.maybe_evaluate(res.seconds)
-        if monitor.result is not None:
-            extra["expl"] = f"{monitor.result.mbb_per_game:.3f} mbb/g"
-        rss = rss_gib()
-        extra["rss"] = f"{rss:.2f} GiB"
-        if args.checkpoint_every and res.seconds - monitor.last_ckpt >= args.checkpoint_every:
-            monitor.last_ckpt = res.seconds
-            save_checkpoint(checkpoint_path, s, seconds=done_seconds + res.seconds)
-        progress.update(res.iterations, spent=res.seconds, **extra)
-        t = done_seconds + res.seconds
-        if metrics.due(t, evaluated):
-            line = measures(res, rss)
-            if evaluated and monitor.result is not None:
-                line["exploitability"] = monitor.result.exploitability
-                line["mbb_per_game"] = monitor.result.mbb_per_game
-            metrics.write(t, line)
-        return False
-
-    try:
-        res = TrainResult()
-        if (left is None or left > 0) and (seconds_left is None or seconds_left > 0):
-            # SIGINT and SIGTERM only ask the loop to stop after the batch under way, so
-            # the tables never hold a batch the iteration count leaves out
-            with stop_on_signals() as stop:
-                res = train(
-                    solver, iterations=left, seconds=seconds_left, callback=callback, stop=stop
-                )
-        interrupted = res.interrupted
-        wrote_ckpt = None
-        if interrupted or args.checkpoint is not None or args.checkpoint_every:
-            # first what a resumed run needs, then the evaluation (which may be long)
-            save_checkpoint(checkpoint_path, solver, seconds=done_seconds + res.seconds)
-            wrote_ckpt = str(checkpoint_path)
-        strategy = average() if can_eval or args.final_eval else solver.average_strategy()
-        # The abstract responder of a card abstraction walks the tree once per level of its
-        # decisions: past the size limit --final-eval measures the real game only.
-        evaluate: Callable[[Strategy], tuple[Result | None, Result]] | None = None
-        if can_eval:
-            evaluate = abstract_and_real_exploitability
-        elif args.final_eval:
-            evaluate = lambda s: (None, exploitability(None, s))  # noqa: E731
-        final, real = evaluate(strategy) if evaluate is not None else (None, None)
-        last = measures(res, rss_gib(), final=True)
-        last.update(
-            exploitability=final.exploitability if final is not None else None,
-            mbb_per_game=final.mbb_per_game if final is not None else None,
-            real_exploitability=real.exploitability if real is not None else None,
-            real_mbb_per_game=real.mbb_per_game if real is not None else None,
-            interrupted=interrupted,
-            signal=signal.Signals(res.signal).name if res.signal is not None else None,
-            final=True,
-        )
-        metrics.write(last["t"], last)
-    finally:
-        metrics.close()
-    end: dict[str, Any] = {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final is not None else {}
-    progress.update(res.iterations, spent=res.seconds, **end)
-    progress.close()
-    stored, stored_real = final, real
-    if evaluate is not None and args.precision == "u8":
-        # the figures the file can claim are those of the policy it stores
-        q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, list(problem.chance.n_buckets)))
-        stored, stored_real = evaluate(Strategy(problem, q, strategy.iterations, strategy.algorithm))
-    training = {
-        "algorithm": args.algo,
-        "iterations": int(solver.iterations),
-        "seconds": round(done_seconds + res.seconds, 3),
-        "seed": args.seed if sampled else None,
-        "threads": options.get("threads", 1),
-        "options": solver.options() if sampled else dict(options),
-        "recipe": "pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
-    }
-    if args.config is not None:
-        # the recipe names the file; its settings are kept in case the file changes
-        training["config"] = {
-            "file": str(args.config),
-            **{k: str(v) if isinstance(v, Path) else v for k, v in args.config_values.items()},
-        }
-    evaluation: dict[str, Any] = {}
-    if stored_real is not None:
-        evaluation = {
-            "precision": args.precision,
-            "exploitability": stored.exploitability if stored is not None else None,
-            "mbb_per_game": stored.mbb_per_game if stored is not None else None,
-            "real_exploitability": stored_real.exploitability,
-            "real_mbb_per_game": stored_real.mbb_per_game,
-        }
-    save_strategy(args.out, strategy, args.precision, training=training, evaluation=evaluation)
-    doc = {
-        "game": game.name,
-        "algorithm": args.algo,
-        "betting": problem.tree.betting_spec,
-        "options": solver.options() if sampled else dict(options),
-        "iterations": solver.iterations,
-        "iterations_this_run": res.iterations,
-        "seconds": round(res.seconds, 6),
-        "iterations_per_s": res.iterations / res.seconds if res.seconds > 0 else None,
-        "nodes_per_s": res.nodes / res.seconds if sampled and res.seconds > 0 else None,
-        "threads": options.get("threads", 1),
-        "seed": args.seed if sampled else None,
-        "table_entries": problem.size,
-        "abstraction": cards_record(problem) if abstraction is not None else None,
-        "exploitability": final.exploitability if final is not None else None,
-        "mbb_per_game": final.mbb_per_game if final is not None else None,
-        "real_exploitability": real.exploitability if real is not None else None,
-        "real_mbb_per_game": real.mbb_per_game if real is not None else None,
-        "precision": args.precision,
-        "stored_exploitability": stored.exploitability if stored is not None else None,
-        "stored_real_exploitability": stored_real.exploitability if stored_real is not None else None,
-        "out": str(args.out),
-        "checkpoint": wrote_ckpt,
-        "interrupted": interrupted,
-        "signal": signal.Signals(res.signal).name if res.signal is not None else None,
-    }
-    if args.json:
-        print(json.dumps(doc))
-    else:
-        expl = ""
-        if real is not None:
-            expl = f", exploitability {final.mbb_per_game:.4f} mbb/g" if final is not None else ", exploitability"
-            if abstraction is not None:
-                expl += (" in the abstract game," if final is not None else "") + \
-                    f" {real.mbb_per_game:.4f} mbb/g in the real game"
-            if stored_real is not None and args.precision == "u8":
-                expl += f" (as stored, one byte per probability: {stored_real.mbb_per_game:.4f} mbb/g)"
-        print(
-            f"{args.algo}: {solver.iterations:,} iterations{expl}; wrote {args.out}"
-            + (f" and checkpoint {wrote_ckpt}" if wrote_ckpt else "")
-        )
-    if interrupted:
-        signum = res.signal if res.signal is not None else int(signal.SIGINT)
+    result = run_training(config_from_args(args), progress=ProgressBar(enabled=not args.quiet))
+    print(json.dumps(_summary(result)) if args.json else _line(result))
+    if result.interrupted:
+        signum = result.signal if result.signal is not None else int(signal.SIGINT)
         print(
             f"pokerbot train: stopped by {signal.Signals(signum).name} after "
-            f"{solver.iterations:,} iterations; to continue, run the same command with "
-            f"--resume {shlex.quote(str(checkpoint_path))}",
+            f"{result.iterations:,} iterations; to continue, run the same command with "
+            f"--resume {shlex.quote(str(result.config.checkpoint_path))}",
             file=sys.stderr,
         )
         return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     return 0
-
-
-def _load_resume(path: Path) -> Checkpoint:
-    """``--resume``'s checkpoint; a missing file is a :class:`UserError` saying what to do."""
-    if not path.exists():
-        raise UserError(
-            f"--resume {path}: cannot read (no such file); a run stopped before its first "
-            "checkpoint has nothing to resume: run the command without --resume to start over"
-        )
-    return load_checkpoint(path)
 
 
 def _recipe_args(argv: list[str]) -> list[str]:

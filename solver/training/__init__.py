@@ -8,8 +8,10 @@
 - sampled: :mod:`~solver.training.sampled` (the shared core: tables, RNG streams,
   threads), :mod:`~solver.training.mccfr` (external and outcome sampling),
   :mod:`~solver.training.tcfr` (Targeted CFR), :mod:`~solver.training._sampling_kernels`
-  (their numba kernel), :mod:`~solver.training.dealt` (dealing from the deck);
-- the run: :mod:`~solver.training.loop` (timed batches to a budget),
+  (their numba kernel; its argument bundles in :mod:`~solver.training._sampling_bundles`), :mod:`~solver.training.dealt` (dealing from the deck);
+- the run: :mod:`~solver.training.config` (a run's typed configuration),
+  :mod:`~solver.training.run` (the whole run as one call: what ``pokerbot train`` does),
+  :mod:`~solver.training.loop` (timed batches to a budget),
   :mod:`~solver.training.checkpoint` (stop and resume),
   :mod:`~solver.training.memory` (what a run will hold, before it starts).
 

@@ -3,10 +3,12 @@
 :func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
 (:mod:`solver.training.history_cfr`); :func:`make_training_solver` any of :data:`ALGORITHMS`,
 adding external and outcome sampling (:mod:`solver.training.mccfr`) and Targeted CFR
-(:mod:`solver.training.tcfr`); :func:`warm_up` compiles the kernels of one by name, and
-:func:`solve` runs CFR or CFR+ on a game with the training loop of
+(:mod:`solver.training.tcfr`), which take their shared options as one
+:class:`~solver.training.sampled.SamplingOptions`; :func:`warm_up` compiles the kernels of
+one by name, and :func:`solve` runs CFR or CFR+ on a game with the training loop of
 :mod:`solver.training.loop`. The algorithm modules import none of this, so the solver's
-imports form a tree.
+imports form a tree. A whole training run (problem, checkpoints, evaluation, strategy
+file) is :func:`solver.training.run.run_training`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..chance import BucketFn, StrengthFn
 from .history_cfr import HistoryCFRSolver
 from .mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
 from ..problem import Problem, make_problem
+from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy import Strategy
 from .tcfr import TargetedCFRSolver
 from .loop import train
@@ -117,35 +120,46 @@ def solve(
 
 #: The algorithms :func:`make_training_solver` builds, by name.
 ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
+#: The sampled ones, which take :class:`~solver.training.sampled.SamplingOptions`.
+_SAMPLED: dict[str, Callable[..., SampledCFRSolver]] = {
+    "es": ExternalSamplingSolver,
+    "os": OutcomeSamplingSolver,
+    "tcfr": TargetedCFRSolver,
+}
 
 
-def make_training_solver(problem: Problem, algorithm: str, **options: Any) -> Any:
+def make_training_solver(
+    problem: Problem, algorithm: str, sampling: SamplingOptions | None = None, **options: Any
+) -> Any:
     """The solver of ``algorithm`` ('cfr', 'cfr+', 'es', 'os' or 'tcfr') over ``problem``.
 
-    ``options`` go to its constructor: ``seed``, ``threads``, ``dtype``, ``averaging`` for
-    the sampled schemes, ``epsilon`` for 'os', ``targeting``, ``importance``,
-    ``close_threshold``, ``pure`` for 'tcfr', ``delay`` for 'cfr'/'cfr+'. An option the
-    algorithm does not take is an error.
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of 'es', 'os' and
+    'tcfr' (None: the defaults); 'cfr' and 'cfr+' take none. ``options`` are the
+    algorithm's own and go to its constructor: ``epsilon`` for 'os'; ``targeting``,
+    ``importance``, ``close_threshold``, ``pure`` for 'tcfr'; ``delay`` and ``form`` for
+    'cfr'/'cfr+'. An option the algorithm does not take is an error.
     """
     if algorithm in ("cfr", "cfr+"):
+        if sampling is not None:
+            raise ValueError(f"{algorithm} takes no sampling options (seed, threads, dtype, ...)")
         return make_solver(problem, algorithm, **options)
-    if algorithm == "es":
-        return ExternalSamplingSolver(problem, **options)
-    if algorithm == "os":
-        return OutcomeSamplingSolver(problem, **options)
-    if algorithm == "tcfr":
-        return TargetedCFRSolver(problem, **options)
+    if algorithm in _SAMPLED:
+        return _SAMPLED[algorithm](problem, sampling, **options)
     raise ValueError(f"algorithm {algorithm!r} is not one of {', '.join(ALGORITHMS)}")
 
 
 _warm: set[tuple[str, str, int, str]] = set()
 
 
-def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1, form: str = "vector") -> None:
+def warm_up(algorithm: str, sampling: SamplingOptions | None = None, form: str = "vector") -> None:
     """Compile (or load from numba's cache) the kernels ``algorithm`` runs, on Kuhn, so no
-    timed loop pays for it (the kernels' types do not depend on the game). For 'tcfr'
-    that is both kernel variants: its options decide which one runs; ``form`` is that of
-    'cfr'/'cfr+'."""
+    timed loop pays for it (the kernels' types do not depend on the game). For the
+    sampled algorithms what ``sampling`` decides counts (its dtype, and its threads'
+    pool); for 'tcfr' that is both kernel variants: its options decide which one runs;
+    ``form`` is that of 'cfr'/'cfr+'."""
+    dtype, threads = "float64", 1
+    if sampling is not None:
+        dtype, threads = sampling.dtype, sampling.threads
     key = (algorithm, dtype, threads, form)
     if key in _warm:
         return
@@ -156,8 +170,9 @@ def warm_up(algorithm: str, dtype: str = "float64", threads: int = 1, form: str 
         variants: list[dict[str, Any]] = [{}]
         if algorithm == "tcfr":
             variants.append({"importance": True})
+        kuhn = SamplingOptions(dtype=dtype, threads=threads)
         for options in variants:
-            s = make_training_solver(problem, algorithm, dtype=dtype, threads=threads, **options)
+            s = make_training_solver(problem, algorithm, kuhn, **options)
             s.iterate(2 * threads)
             s.average_policy()
     _warm.add(key)

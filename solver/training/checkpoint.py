@@ -4,8 +4,9 @@ statistically.
 :func:`save_checkpoint` writes any training solver's tables and iteration count (in
 vector CFR's layout), and for the sampled solvers (:mod:`solver.training.sampled`) their RNG
 states and options, to one msgpack map with a SHA-256 of its arrays;
-:func:`load_checkpoint` reads it back and :func:`restore_checkpoint` loads it into a
-solver built for the same run. The card buckets are recorded as a strategy file records
+:func:`load_checkpoint` reads it back (:meth:`Checkpoint.sampling_options` rebuilds a
+sampled run's :class:`~solver.training.sampled.SamplingOptions`) and
+:func:`restore_checkpoint` loads it into a solver built for the same run. The card buckets are recorded as a strategy file records
 them (:mod:`solver.strategy_io`).
 """
 
@@ -23,7 +24,7 @@ from poker._atomic import atomic_write_bytes
 from poker.game import parse_game
 
 from ..problem import Problem, make_problem
-from .sampled import SampledCFRSolver
+from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
 
 if TYPE_CHECKING:
@@ -68,6 +69,19 @@ class Checkpoint:
     #: written before card abstractions have none: lossless).
     cards: dict[str, Any] = field(default_factory=lambda: {"abstraction": "lossless"})
 
+    def sampling_options(self, layout: str = "bucket") -> SamplingOptions:
+        """The :class:`~solver.training.sampled.SamplingOptions` of the sampled run the
+        checkpoint records (its options, seed and threads; the table ``layout`` is not
+        recorded: any gives the same run). ``CheckpointError`` for a vector CFR one."""
+        if "dtype" not in self.options:  # vector CFR records its delay only
+            raise CheckpointError(f"the checkpoint is of a {self.algorithm} run, which samples nothing")
+        try:
+            return SamplingOptions.from_record(
+                self.options, seed=self.seed, threads=self.threads, layout=layout
+            )
+        except ValueError as exc:
+            raise CheckpointError(f"the checkpoint's options {self.options}: {exc}") from None
+
     def problem(self, abstraction: CardAbstraction | None = None) -> Problem:
         """Rebuild the problem the checkpoint was made for (``abstraction``: the card
         abstraction it records, if any; another one is refused)."""
@@ -98,7 +112,7 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
         algorithm = solver.algorithm
         options = solver.options()
         arrays.update(solver.random_state())
-        seed, threads, nodes = solver.seed, solver.threads, solver.nodes
+        seed, threads, nodes = solver.sampling.seed, solver.sampling.threads, solver.nodes
     else:
         algorithm = solver.algorithm.value
         options = {"delay": solver.delay}
@@ -204,7 +218,7 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
         if a is None or a.shape != (p.size,):
             raise CheckpointError(f"checkpoint array {name} does not fit a table of {p.size}")
     if isinstance(solver, SampledCFRSolver):
-        if ckpt.threads != solver.threads or ckpt.seed != solver.seed:
+        if (ckpt.threads, ckpt.seed) != (solver.sampling.threads, solver.sampling.seed):
             raise CheckpointError(
                 f"the checkpoint ran {ckpt.threads} thread(s) with seed {ckpt.seed}; "
                 f"resume with the same --threads and --seed"

@@ -58,12 +58,14 @@ class StopRequest:
 @contextmanager
 def stop_on_signals(
     signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM),
+    request: StopRequest | None = None,
 ) -> Iterator[StopRequest]:
-    """Within the block, ``signals`` only set the :class:`StopRequest` it yields (pass it
-    to :func:`train` as ``stop``); the previous handlers are restored on leaving. Outside
-    the main thread (where Python cannot install handlers) nothing is installed and the
-    request is never set."""
-    request = StopRequest()
+    """Within the block, ``signals`` only set the :class:`StopRequest` it yields
+    (``request`` if given, which the caller may also set; else a new one: pass it to
+    :func:`train` as ``stop``); the previous handlers are restored on leaving. Outside
+    the main thread (where Python cannot install handlers) nothing is installed and only
+    the caller sets the request."""
+    request = StopRequest() if request is None else request
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in signals:

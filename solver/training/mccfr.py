@@ -36,80 +36,39 @@ from typing import Any
 
 from . import _sampling_kernels as SK
 from ..problem import Problem
-from .sampled import Averaging, SampledCFRSolver, make_config
+from .sampled import SampledCFRSolver, SamplingOptions, make_config
 
 __all__ = ["ExternalSamplingSolver", "OutcomeSamplingSolver"]
 
 
 class ExternalSamplingSolver(SampledCFRSolver):
-    """External-sampling MCCFR (Lanctot et al. 2009, Section 3) with simple averaging."""
+    """External-sampling MCCFR (Lanctot et al. 2009, Section 3) with simple averaging.
+
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of the run."""
 
     algorithm = "es"
 
-    def __init__(
-        self,
-        problem: Problem,
-        *,
-        seed: int = 0,
-        threads: int = 1,
-        dtype: str = "float64",
-        averaging: Averaging | str = Averaging.UNIFORM,
-        stratify: bool = True,
-        layout: str = "bucket",
-        floor: bool = False,
-    ) -> None:
-        config = make_config(
-            SK.ALG_TARGETED, problem.tree.n_streets, averaging=Averaging(averaging)
-        )
-        super().__init__(
-            problem,
-            config,
-            seed=seed,
-            threads=threads,
-            dtype=dtype,
-            averaging=averaging,
-            stratify=stratify,
-            layout=layout,
-            floor=floor,
-        )
+    def __init__(self, problem: Problem, sampling: SamplingOptions | None = None) -> None:
+        super().__init__(problem, make_config(SK.ALG_TARGETED, problem.tree.n_streets), sampling)
 
 
 class OutcomeSamplingSolver(SampledCFRSolver):
     """Outcome-sampling MCCFR (Lanctot et al. 2009, Section 3) with epsilon-on-policy
-    exploration of the traverser's actions and stochastically weighted averaging."""
+    exploration of the traverser's actions and stochastically weighted averaging.
+
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of the run;
+    ``epsilon``: the exploration, in (0, 1]."""
 
     algorithm = "os"
 
     def __init__(
-        self,
-        problem: Problem,
-        *,
-        epsilon: float = 0.6,
-        seed: int = 0,
-        threads: int = 1,
-        dtype: str = "float64",
-        averaging: Averaging | str = Averaging.UNIFORM,
-        stratify: bool = True,
-        layout: str = "bucket",
-        floor: bool = False,
+        self, problem: Problem, sampling: SamplingOptions | None = None, *, epsilon: float = 0.6
     ) -> None:
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
         self.epsilon = float(epsilon)
-        config = make_config(
-            SK.ALG_OUTCOME, problem.tree.n_streets, epsilon=epsilon, averaging=Averaging(averaging)
-        )
-        super().__init__(
-            problem,
-            config,
-            seed=seed,
-            threads=threads,
-            dtype=dtype,
-            averaging=averaging,
-            stratify=stratify,
-            layout=layout,
-            floor=floor,
-        )
+        config = make_config(SK.ALG_OUTCOME, problem.tree.n_streets, epsilon=epsilon)
+        super().__init__(problem, config, sampling)
 
     def options(self) -> dict[str, Any]:
         return {**super().options(), "epsilon": self.epsilon}

@@ -5,17 +5,20 @@ bucket-major :class:`TableLayout` by default: the rows one deal can touch are
 neighbours; policies and checkpoints come out in vector CFR's layout, which
 :mod:`solver.evaluation.best_response` and :mod:`solver.strategy_io` read), the deal tables
 (:func:`build_deal`), seeded RNG streams (:func:`seed_streams`), Hogwild threads and
-the random state a checkpoint records. A scheme is a kernel configuration
-(:func:`make_config`): external and outcome sampling (:mod:`solver.training.mccfr`, Lanctot et
-al. 2009) and Targeted CFR (:mod:`solver.training.tcfr`, Jackson 2017) extend the core with
-theirs; the traversals are in :mod:`solver.training._sampling_kernels`.
+the random state a checkpoint records. :class:`SamplingOptions` holds the options every
+scheme takes (seed, threads, dtype, averaging, stratification, layout, regret floor),
+validated in one place. A scheme is a kernel configuration (:func:`make_config`):
+external and outcome sampling (:mod:`solver.training.mccfr`, Lanctot et al. 2009) and
+Targeted CFR (:mod:`solver.training.tcfr`, Jackson 2017) extend the core with theirs; the
+traversals are in :mod:`solver.training._sampling_kernels`.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from enum import Enum
@@ -29,10 +32,12 @@ from ..problem import Problem
 from ..strategy import Strategy
 
 __all__ = [
+    "LAYOUTS",
     "LIST_DEALS_UP_TO",
     "PREFETCH_ABOVE",
     "Averaging",
     "SampledCFRSolver",
+    "SamplingOptions",
     "TableLayout",
     "build_deal",
     "chance_key",
@@ -49,6 +54,87 @@ class Averaging(Enum):
 
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
+#: :class:`TableLayout` kinds.
+LAYOUTS = ("bucket", "node")
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    """The options every sampled scheme takes; a scheme's own (outcome sampling's
+    epsilon, Targeted CFR's targeting, ...) are its constructor's.
+
+    * ``seed``: of the threads' RNG streams and of the per-iteration chance streams;
+    * ``threads``: Hogwild threads sharing the tables, each with its own stream (the
+      solver refuses more than the machine's CPUs);
+    * ``dtype``: of the regret and average tables, 'float64' or 'float32' (the latter
+      for tables too large for memory);
+    * ``averaging``: an :class:`Averaging` (its value is accepted and converted);
+    * ``stratify``: deal without replacement when the game's deals can be listed
+      (:data:`LIST_DEALS_UP_TO`);
+    * ``layout``: the :class:`TableLayout` kind, 'bucket' (the default) or 'node';
+      both give identical runs;
+    * ``floor``: keep cumulative regrets at or above 0 after every update (as
+      regret-matching+ does; Tammelin 2014, Eq. 3's floor).
+
+    Every value is checked here, on construction (``ValueError``, one line).
+    """
+
+    seed: int = 0
+    threads: int = 1
+    dtype: str = "float64"
+    averaging: Averaging = Averaging.UNIFORM
+    stratify: bool = True
+    layout: str = "bucket"
+    floor: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("seed", "threads"):
+            value = getattr(self, name)
+            try:
+                if isinstance(value, bool):
+                    raise TypeError
+                object.__setattr__(self, name, operator.index(value))
+            except TypeError:
+                raise ValueError(f"{name} {value!r} is not a whole number") from None
+        if self.seed < 0:
+            raise ValueError(f"seed {self.seed} must not be negative")
+        if self.threads < 1:
+            raise ValueError(f"threads {self.threads} must be at least 1")
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype {self.dtype!r} is not one of {sorted(_DTYPES)}")
+        object.__setattr__(self, "averaging", Averaging(self.averaging))
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"table layout {self.layout!r} is not 'bucket' or 'node'")
+        for name in ("stratify", "floor"):
+            object.__setattr__(self, name, bool(getattr(self, name)))
+
+    def record(self) -> dict[str, Any]:
+        """The options that define a run's tables, as checkpoints record them (seed and
+        threads are recorded beside them; the layout changes no result)."""
+        out: dict[str, Any] = {
+            "averaging": self.averaging.value,
+            "dtype": self.dtype,
+            "stratify": self.stratify,
+        }
+        if self.floor:  # recorded only when set: older checkpoints have no such key
+            out["floor"] = True
+        return out
+
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], *, seed: int, threads: int, layout: str = "bucket"
+    ) -> SamplingOptions:
+        """The options :meth:`record` wrote into ``record`` (a checkpoint's options),
+        with its ``seed`` and ``threads``."""
+        return cls(
+            seed=seed,
+            threads=threads,
+            dtype=str(record.get("dtype", "float64")),
+            averaging=record.get("averaging", Averaging.UNIFORM.value),
+            stratify=bool(record.get("stratify", True)),
+            layout=layout,
+            floor=bool(record.get("floor", False)),
+        )
 
 
 #: Games with at most this many deals (both hands and the board) list them and deal
@@ -311,11 +397,11 @@ def make_config(
     importance: bool = False,
     close: float = 0.0,
     pure: bool = False,
-    averaging: Averaging = Averaging.UNIFORM,
-    floor: bool = False,
 ) -> SK.KConfig:
-    """The kernel configuration; without targeting arrays every street is always
-    targeted (external sampling). Types are fixed here so the kernels compile once."""
+    """The kernel configuration of a scheme; without targeting arrays every street is
+    always targeted (external sampling). Types are fixed here so the kernels compile
+    once; :class:`SampledCFRSolver` fills in what its :class:`SamplingOptions` decide
+    (averaging, regret floor, prefetching, chance key)."""
     full = (1 << n_streets) - 1
     one = np.array([full], dtype=np.int64)
     return SK.KConfig(
@@ -333,82 +419,68 @@ def make_config(
         importance=int(bool(importance)),
         close=float(close),
         pure=int(bool(pure)),
-        averaging=SK.AVG_LINEAR if averaging is Averaging.LINEAR else SK.AVG_UNIFORM,
+        averaging=SK.AVG_UNIFORM,  # the solver sets it from its options
         all_mask=int(full),
         prefetch=0,  # the solver decides from the table size and layout
         chance_key=np.uint64(0),  # the solver sets it from the seed
-        floor=int(bool(floor)),
+        floor=0,  # the solver sets it from its options
     )
 
 
 class SampledCFRSolver:
     """The shared core of the sampled schemes: tables, RNG streams, threads.
 
-    ``regrets`` and ``avg_sums`` are flat arrays of ``problem.size`` entries
-    (``dtype`` 'float64' or 'float32', the latter for tables too large for memory) in
-    the :class:`TableLayout` ``layout`` ('bucket', the default, or 'node': vector CFR's;
-    both give identical runs, and policies and checkpoints use vector CFR's layout);
-    ``threads`` > 1 runs Hogwild threads that share them, each with its own RNG stream
-    seeded from ``seed``. ``stratify``: deal without replacement when the game's deals
-    can be listed (:data:`LIST_DEALS_UP_TO`). ``floor``: keep cumulative regrets at or
-    above 0 after every update (as regret-matching+ does; Tammelin 2014, Eq. 3's floor).
-    A problem with ``cards`` (:mod:`solver.training.dealt`) deals from the deck instead of its
-    chance layer. Subclasses fix the kernel configuration.
+    ``regrets`` and ``avg_sums`` are flat arrays of ``problem.size`` entries in the
+    :class:`TableLayout` ``layout`` (policies and checkpoints use vector CFR's layout);
+    ``sampling`` (:class:`SamplingOptions`, default all defaults) sets their dtype, the
+    threads and seed, averaging, stratification and the regret floor, and is kept as
+    :attr:`sampling`. A problem with ``cards`` (:mod:`solver.training.dealt`) deals from the
+    deck instead of its chance layer. Subclasses fix the kernel configuration ``config``
+    (:func:`make_config`).
     """
 
     algorithm = ""
 
     def __init__(
-        self,
-        problem: Problem,
-        config: SK.KConfig,
-        *,
-        seed: int = 0,
-        threads: int = 1,
-        dtype: str = "float64",
-        averaging: Averaging | str = Averaging.UNIFORM,
-        stratify: bool = True,
-        layout: str = "bucket",
-        floor: bool = False,
+        self, problem: Problem, config: SK.KConfig, sampling: SamplingOptions | None = None
     ) -> None:
-        if dtype not in _DTYPES:
-            raise ValueError(f"dtype {dtype!r} is not one of {sorted(_DTYPES)}")
-        if threads < 1:
-            raise ValueError(f"threads {threads} must be at least 1")
-        if threads > (os.cpu_count() or 1):
-            raise ValueError(f"threads {threads} is more than the {os.cpu_count()} CPUs")
+        sampling = SamplingOptions() if sampling is None else sampling
+        if sampling.threads > (os.cpu_count() or 1):
+            raise ValueError(f"threads {sampling.threads} is more than the {os.cpu_count()} CPUs")
         self.problem = problem
-        self.layout = TableLayout.build(problem, layout)
+        self.sampling = sampling
+        self.layout = TableLayout.build(problem, sampling.layout)
         # Prefetching pays once the tables outgrow the caches (it costs ~10% on Leduc). In
         # the bucket layout a node's children mostly share its block, so a full
         # iteration fetches both players' blocks up front instead of the children's rows.
         prefetch = 0
         if problem.size > PREFETCH_ABOVE:
-            prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if layout == "bucket" else SK.PF_CHILDREN)
+            bucket = sampling.layout == "bucket"
+            prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if bucket else SK.PF_CHILDREN)
+        linear = sampling.averaging is Averaging.LINEAR
         self.config = config._replace(
-            prefetch=prefetch, chance_key=chance_key(seed), floor=int(bool(floor))
+            averaging=SK.AVG_LINEAR if linear else SK.AVG_UNIFORM,
+            prefetch=prefetch,
+            chance_key=chance_key(sampling.seed),
+            floor=int(sampling.floor),
         )
-        self.floor = bool(floor)
         # The kernel's plain variant where the configuration allows it (see its docstring).
         plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
         self._general: int | None = None if plain and config.close == 0.0 else 1
-        self.seed = int(seed)
-        self.threads = int(threads)
-        self.dtype = dtype
-        self.averaging = Averaging(averaging)
-        self.stratify = bool(stratify)
         self.iterations = 0
         self.nodes = 0
         # np.full writes every page now: the walks touch the tables at random, and a
         # first touch of a lazily mapped page at random cost ~2 ms on the development VM
         # (a 1.6 GB table spent minutes faulting), against ~0.5 s for one sequential pass.
-        self.regrets = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
-        self.avg_sums = np.full(problem.size, 0.0, dtype=_DTYPES[dtype])
+        dtype = _DTYPES[sampling.dtype]
+        self.regrets = np.full(problem.size, 0.0, dtype=dtype)
+        self.avg_sums = np.full(problem.size, 0.0, dtype=dtype)
         # A dealt problem (no chance layer: :mod:`solver.training.dealt`) deals from the deck.
         self._cards = problem.cards if problem.cards is not None else SK.no_cards()
-        self._deal = build_deal(problem, LIST_DEALS_UP_TO if stratify and problem.cards is None else 0)
+        listed = sampling.stratify and problem.cards is None
+        self._deal = build_deal(problem, LIST_DEALS_UP_TO if listed else 0)
         self._scratch = _scratch(
-            problem, seed_streams(self.seed, self.threads), self._deal.deals.shape[0]
+            problem, seed_streams(sampling.seed, sampling.threads), self._deal.deals.shape[0]
         )
         self._pool: ThreadPoolExecutor | None = None
 
@@ -425,11 +497,12 @@ class SampledCFRSolver:
         """Restore what :meth:`random_state` returned."""
         sc = self._scratch
         rng = np.asarray(rng, dtype=np.uint64)
-        if rng.shape != (self.threads,) or not rng.all():
-            raise ValueError(f"need {self.threads} nonzero RNG states, got {rng.tolist()}")
+        threads = self.sampling.threads
+        if rng.shape != (threads,) or not rng.all():
+            raise ValueError(f"need {threads} nonzero RNG states, got {rng.tolist()}")
         order = np.asarray(order)
         cursor = np.asarray(cursor)
-        if order.shape != sc.order.shape or cursor.shape != (self.threads,):
+        if order.shape != sc.order.shape or cursor.shape != (threads,):
             raise ValueError("the deal order does not fit this game and thread count")
         if not all(np.array_equal(np.sort(row), np.arange(row.size)) for row in order):
             raise ValueError("the deal order is not a permutation")
@@ -440,14 +513,10 @@ class SampledCFRSolver:
         sc.cursor[:, 0] = cursor
 
     def options(self) -> dict[str, Any]:
-        """The settings that define the run (recorded in checkpoints)."""
-        out: dict[str, Any] = {
-            "averaging": self.averaging.value,
-            "dtype": self.dtype,
-            "stratify": self.stratify,
-        }
-        if self.floor:  # recorded only when set: older checkpoints have no such key
-            out["floor"] = True
+        """The settings that define the run (recorded in checkpoints): the
+        :meth:`SamplingOptions.record`, whether it deals from the deck, and the scheme's
+        own options (subclasses add them)."""
+        out = self.sampling.record()
         if self.problem.cards is not None:
             out["deals"] = "dealt"
         return out
@@ -474,12 +543,13 @@ class SampledCFRSolver:
         if iterations < 0:
             raise ValueError(f"iterations {iterations} must not be negative")
         p, g, sc, lay = self.problem, self.config, self._scratch, self.layout.kernel
+        n_t = self.sampling.threads
         start = self.iterations
-        per = iterations // self.threads if self.threads > 1 else 0
+        per = iterations // n_t if n_t > 1 else 0
         touched = 0
         if per > 0:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="hogwild")
+                self._pool = ThreadPoolExecutor(n_t, thread_name_prefix="hogwild")
                 weakref.finalize(self, self._pool.shutdown, wait=False)
             jobs = [
                 self._pool.submit(
@@ -497,13 +567,13 @@ class SampledCFRSolver:
                     1,
                     self._general,
                 )
-                for k in range(self.threads)
+                for k in range(n_t)
             ]
             try:
                 touched += sum(int(j.result()) for j in jobs)
             finally:
                 wait(jobs)  # even when interrupted: no thread may outlive the call
-        rest = iterations - per * self.threads
+        rest = iterations - per * n_t
         if rest > 0:
             touched += int(
                 SK.run_iterations(
@@ -515,7 +585,7 @@ class SampledCFRSolver:
                     self.regrets,
                     self.avg_sums,
                     _thread(sc, 0),
-                    start + per * self.threads,
+                    start + per * n_t,
                     rest,
                     1,
                     self._general,

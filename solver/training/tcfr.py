@@ -53,7 +53,7 @@ import numpy as np
 
 from . import _sampling_kernels as SK
 from ..problem import Problem
-from .sampled import Averaging, SampledCFRSolver, make_config
+from .sampled import SampledCFRSolver, SamplingOptions, make_config
 
 __all__ = [
     "PAPER_GAME1",
@@ -278,6 +278,7 @@ def parse_targeting(spec: str) -> Targeting:
 class TargetedCFRSolver(SampledCFRSolver):
     """Targeted CFR (Jackson 2017, Algorithm 1) with the options of the module docstring.
 
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of the run;
     ``targeting``: a :class:`Targeting`, its text, or None for :func:`default_targeting`.
     """
 
@@ -286,18 +287,12 @@ class TargetedCFRSolver(SampledCFRSolver):
     def __init__(
         self,
         problem: Problem,
+        sampling: SamplingOptions | None = None,
         *,
         targeting: Targeting | str | None = None,
         importance: bool = False,
         close_threshold: float = 0.0,
         pure: bool = False,
-        seed: int = 0,
-        threads: int = 1,
-        dtype: str = "float64",
-        averaging: Averaging | str = Averaging.UNIFORM,
-        stratify: bool = True,
-        layout: str = "bucket",
-        floor: bool = False,
     ) -> None:
         n_streets = problem.tree.n_streets
         if targeting is None:
@@ -316,20 +311,9 @@ class TargetedCFRSolver(SampledCFRSolver):
             importance=importance,
             close=close_threshold,
             pure=pure,
-            averaging=Averaging(averaging),
             **targeting.kernel_arrays(n_streets),
         )
-        super().__init__(
-            problem,
-            config,
-            seed=seed,
-            threads=threads,
-            dtype=dtype,
-            averaging=averaging,
-            stratify=stratify,
-            layout=layout,
-            floor=floor,
-        )
+        super().__init__(problem, config, sampling)
 
     def options(self) -> dict[str, Any]:
         return {

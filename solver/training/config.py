@@ -1,0 +1,372 @@
+"""The typed configuration of a training run, validated in one place.
+
+:class:`TrainingConfig` is what :func:`solver.training.run.run_training` runs: the game,
+its betting and card abstraction, the algorithm and its options
+(:class:`AlgorithmConfig`), the budget (:class:`Budget`: seconds of solving and/or
+iterations, both totals over a resumed run), threads, seed, the table dtype, the stored
+policy's precision, checkpointing (:class:`CheckpointConfig`), the metrics file and the
+evaluation (:class:`EvaluationConfig`). Each is a frozen dataclass checked on
+construction: a bad value raises :class:`ConfigError`, a ``ValueError`` whose one-line
+message names the option as ``pokerbot train`` spells it (``--seed``; a ``--config``
+file's key is the same name with ``_`` for ``-``), which the command line prints as its
+error. What depends on the machine (folders that must exist, the memory a run needs)
+is checked when the run starts.
+
+:meth:`TrainingConfig.sampling_options` and :meth:`TrainingConfig.solver_options` turn a
+configuration into the solver's constructor arguments (:mod:`solver.training.algorithms`);
+:meth:`TrainingConfig.command` is the ``pokerbot train`` command that runs it.
+"""
+
+from __future__ import annotations
+
+import operator
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .algorithms import ALGORITHMS, FORMS
+from .dealt import SAMPLED_ALGORITHMS as SAMPLED
+from .sampled import Averaging, SamplingOptions
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint
+
+__all__ = [
+    "AVERAGING",
+    "DTYPES",
+    "PRECISIONS",
+    "AlgorithmConfig",
+    "Budget",
+    "CheckpointConfig",
+    "ConfigError",
+    "EvaluationConfig",
+    "TrainingConfig",
+]
+
+#: Table dtypes: 'auto' is float32 for a new sampled run, a resumed run's own otherwise.
+DTYPES = ("auto", "float64", "float32")
+#: How the strategy file stores the policy: one byte per probability, or float32.
+PRECISIONS = ("u8", "f32")
+#: Average-strategy weights of the sampled algorithms (:class:`~solver.training.sampled.Averaging`).
+AVERAGING = tuple(a.value for a in Averaging)
+_CFR = ("cfr", "cfr+")
+
+
+class ConfigError(ValueError):
+    """A training configuration that cannot run; the message is one line naming the
+    option (as ``pokerbot train`` spells it) and what is wrong with it."""
+
+
+def _whole(flag: str, value: Any, optional: bool = True) -> int | None:
+    """``value`` as an int (numpy integers too; None where ``optional``)."""
+    if value is None and optional:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise ConfigError(f"{flag} must be a whole number, not {value!r}") from None
+
+
+def _number(flag: str, value: Any) -> float | None:
+    """``value`` as a float (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{flag} must be a number, not {value!r}")
+    return float(value)
+
+
+def _choice(flag: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{flag} must be one of {', '.join(choices)}, not {value!r}")
+
+
+def _path(value: Any) -> Path | None:
+    return None if value is None else Path(value)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)  # frozen dataclasses normalise in __post_init__
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When the run ends: after ``seconds`` of solving or ``iterations`` iterations in
+    total (a resumed run counts what its checkpoint did), whichever comes first; at
+    least one must be given."""
+
+    seconds: float | None = None
+    iterations: int | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "seconds", _number("--seconds", self.seconds))
+        _set(self, "iterations", _whole("--iterations", self.iterations))
+        if self.seconds is None and self.iterations is None:
+            raise ConfigError("give --seconds T and/or --iterations N")
+        if self.seconds is not None and self.seconds < 0:
+            raise ConfigError(f"--seconds must not be negative, not {self.seconds}")
+        if self.iterations is not None and self.iterations < 0:
+            raise ConfigError(f"--iterations must not be negative, not {self.iterations}")
+
+
+@dataclass(frozen=True)
+class AlgorithmConfig:
+    """The algorithm (one of :data:`solver.training.algorithms.ALGORITHMS`) and its own
+    options: ``form`` for cfr/cfr+ ('vector' or 'history'); ``averaging`` and
+    ``regret_floor`` for es/os/tcfr; ``epsilon`` for os (None: the solver's default);
+    ``targeting``, ``importance``, ``close_threshold`` (None: 0) and ``pure`` for tcfr.
+    An option set for an algorithm that does not take it is an error. Their values
+    are checked by the solvers (:mod:`solver.training.mccfr`, :mod:`solver.training.tcfr`)."""
+
+    name: str
+    form: str = "vector"
+    averaging: str = "uniform"
+    regret_floor: bool = False
+    epsilon: float | None = None
+    targeting: str | None = None
+    importance: bool = False
+    close_threshold: float | None = None
+    pure: bool = False
+
+    def __post_init__(self) -> None:
+        _choice("--algo", self.name, ALGORITHMS)
+        _choice("--form", self.form, FORMS)
+        if isinstance(self.averaging, Averaging):
+            _set(self, "averaging", self.averaging.value)
+        _choice("--averaging", self.averaging, AVERAGING)
+        _set(self, "epsilon", _number("--epsilon", self.epsilon))
+        _set(self, "close_threshold", _number("--close-threshold", self.close_threshold))
+        for flag in ("regret_floor", "importance", "pure"):
+            _set(self, flag, bool(getattr(self, flag)))
+        self.check_applies(
+            {
+                "--epsilon": (self.epsilon is not None, ("os",)),
+                "--targeting": (self.targeting is not None, ("tcfr",)),
+                "--importance": (self.importance, ("tcfr",)),
+                "--close-threshold": (self.close_threshold is not None, ("tcfr",)),
+                "--pure": (self.pure, ("tcfr",)),
+                "--averaging": (self.averaging != "uniform", SAMPLED),
+                "--regret-floor": (self.regret_floor, SAMPLED),
+                "--form": (self.form != "vector", _CFR),
+            }
+        )
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the algorithm samples (es, os, tcfr)."""
+        return self.name in SAMPLED
+
+    def check_applies(self, given: Mapping[str, tuple[bool, tuple[str, ...]]]) -> None:
+        """Refuse each ``flag: (set, algorithms it applies to)`` set for another algorithm."""
+        for flag, (used, algos) in given.items():
+            if used and self.name not in algos:
+                raise ConfigError(f"{flag} applies to --algo {' / '.join(algos)}, not {self.name}")
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    """Checkpoints: ``file`` (default OUT.ckpt, written on a stop; given, also at the
+    end), ``every`` seconds of solving (bounds the work a killed run loses), and
+    ``resume``: the checkpoint of the run to continue."""
+
+    file: Path | None = None
+    every: float | None = None
+    resume: Path | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "file", _path(self.file))
+        _set(self, "resume", _path(self.resume))
+        _set(self, "every", _number("--checkpoint-every", self.every))
+        if self.every is not None and self.every < 0:
+            raise ConfigError(f"--checkpoint-every must not be negative, not {self.every}")
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """Exploitability during the run every ``every`` seconds of solving (None: a tenth
+    of the time budget, at least 1 s, or 5 s; 0: only at the end), on games small enough
+    for an exact best response; ``final``: measure the real game at the end even past
+    that size. ``enabled`` False (not a command-line option) measures nothing, for a
+    caller that evaluates the strategy its own way."""
+
+    every: float | None = None
+    final: bool = False
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        _set(self, "every", _number("--eval-every", self.every))
+        _set(self, "final", bool(self.final))
+        _set(self, "enabled", bool(self.enabled))
+        if self.every is not None and self.every < 0:
+            raise ConfigError(f"--eval-every must not be negative, not {self.every}")
+        if self.final and not self.enabled:
+            raise ConfigError("--final-eval asks for an evaluation the configuration turns off")
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """One training run (see the module docstring). ``game``: a shipped name or a
+    ``.game`` path; ``betting``: the bet-size abstraction (no-limit games);
+    ``abstraction``: a card abstraction's folder (None: lossless buckets); ``out``: the
+    strategy file to write (None: none is written); ``metrics``: a JSON Lines file to
+    append progress to; ``dtype``: :data:`DTYPES`; ``precision``: :data:`PRECISIONS`.
+
+    ``recipe`` is recorded in the strategy file as the command that rebuilds it (None:
+    :meth:`command`); ``config_record``, if given, as its ``config`` (the command line
+    records a ``--config`` file and its settings there).
+    """
+
+    game: str
+    algorithm: AlgorithmConfig
+    budget: Budget
+    out: Path | None = None
+    betting: str | None = None
+    abstraction: Path | None = None
+    threads: int = 1
+    seed: int = 0
+    dtype: str = "auto"
+    precision: str = "u8"
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    metrics: Path | None = None
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    recipe: str | None = None
+    config_record: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.algorithm, AlgorithmConfig):
+            raise ConfigError(f"algorithm must be an AlgorithmConfig, not {self.algorithm!r}")
+        if not isinstance(self.budget, Budget):
+            raise ConfigError(f"budget must be a Budget, not {self.budget!r}")
+        _set(self, "game", str(self.game))
+        for name in ("out", "abstraction", "metrics"):
+            _set(self, name, _path(getattr(self, name)))
+        _set(self, "seed", _whole("--seed", self.seed, optional=False))
+        _set(self, "threads", _whole("--threads", self.threads, optional=False))
+        if self.seed < 0:
+            raise ConfigError(f"--seed must not be negative, not {self.seed}")
+        _choice("--dtype", self.dtype, DTYPES)
+        _choice("--precision", self.precision, PRECISIONS)
+        self.algorithm.check_applies(
+            {
+                "--threads": (self.threads != 1, SAMPLED),
+                "--dtype": (self.dtype != "auto", SAMPLED),
+            }
+        )
+        if self.threads < 1:
+            raise ConfigError(f"--threads must be at least 1, not {self.threads}")
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the algorithm samples (es, os, tcfr)."""
+        return self.algorithm.sampled
+
+    @property
+    def eval_every(self) -> float:
+        """Seconds of solving between evaluations (0: only at the end)."""
+        if self.evaluation.every is not None:
+            return self.evaluation.every
+        seconds = self.budget.seconds
+        return max(1.0, seconds / 10) if seconds else 5.0
+
+    @property
+    def checkpoint_path(self) -> Path | None:
+        """Where checkpoints go: ``checkpoint.file``, else OUT.ckpt (None without either)."""
+        if self.checkpoint.file is not None:
+            return self.checkpoint.file
+        return None if self.out is None else self.out.with_name(self.out.name + ".ckpt")
+
+    def check_paths(self) -> None:
+        """:class:`ConfigError` if the folder of ``out`` or of ``metrics`` does not exist."""
+        for flag, path in (("--out", self.out), ("--metrics", self.metrics)):
+            if path is not None and not path.parent.is_dir():
+                raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist")
+
+    def table_dtype(self, resumed: Checkpoint | None = None) -> str:
+        """The tables' dtype: vector CFR's are float64; 'auto' is float32 for the sampled
+        algorithms, or the dtype of the run ``resumed`` continues (checkpoints of float64
+        runs resume as such)."""
+        if not self.sampled:
+            return "float64"
+        if self.dtype != "auto":
+            return self.dtype
+        if resumed is not None and resumed.options.get("dtype") in ("float32", "float64"):
+            return str(resumed.options["dtype"])
+        return "float32"
+
+    def sampling_options(self, resumed: Checkpoint | None = None) -> SamplingOptions | None:
+        """The sampled solver's :class:`~solver.training.sampled.SamplingOptions` (None
+        for cfr and cfr+), 'auto' dtype resolved by :meth:`table_dtype`."""
+        if not self.sampled:
+            return None
+        return SamplingOptions(
+            seed=self.seed,
+            threads=self.threads,
+            dtype=self.table_dtype(resumed),
+            averaging=Averaging(self.algorithm.averaging),
+            floor=self.algorithm.regret_floor,
+        )
+
+    def solver_options(self) -> dict[str, Any]:
+        """The algorithm's own constructor options (beside the sampling options)."""
+        a = self.algorithm
+        if not self.sampled:
+            return {"form": a.form} if a.form != "vector" else {}
+        if a.name == "os":
+            return {} if a.epsilon is None else {"epsilon": a.epsilon}
+        if a.name == "tcfr":
+            return {
+                "targeting": a.targeting,
+                "importance": a.importance,
+                "close_threshold": a.close_threshold or 0.0,
+                "pure": a.pure,
+            }
+        return {}
+
+    def command(self) -> list[str]:
+        """The ``pokerbot train`` arguments that run this configuration (defaults left out)."""
+        a, b, c, e = self.algorithm, self.budget, self.checkpoint, self.evaluation
+        words = ["train", self.game]
+        valued: list[tuple[str, Any, Any]] = [  # (flag, value, default)
+            ("--betting", self.betting, None),
+            ("--abstraction", self.abstraction, None),
+            ("--algo", a.name, None),
+            ("--seconds", b.seconds, None),
+            ("--iterations", b.iterations, None),
+            ("--seed", self.seed, 0),
+            ("--threads", self.threads, 1),
+            ("--dtype", self.dtype, "auto"),
+            ("--precision", self.precision, "u8"),
+            ("--averaging", a.averaging, "uniform"),
+            ("--form", a.form, "vector"),
+            ("--epsilon", a.epsilon, None),
+            ("--targeting", a.targeting, None),
+            ("--close-threshold", a.close_threshold, None),
+            ("--checkpoint", c.file, None),
+            ("--checkpoint-every", c.every, None),
+            ("--resume", c.resume, None),
+            ("--eval-every", e.every, None),
+            ("--metrics", self.metrics, None),
+            ("--out", self.out, None),
+        ]
+        for flag, value, default in valued:
+            if value != default:
+                words += [flag, str(value)]
+        for flag, on in (
+            ("--regret-floor", a.regret_floor),
+            ("--importance", a.importance),
+            ("--pure", a.pure),
+            ("--final-eval", e.final),
+        ):
+            if on:
+                words.append(flag)
+        return words
+
+    def recipe_text(self) -> str:
+        """What the strategy file records as its recipe: ``recipe``, else the command."""
+        if self.recipe is not None:
+            return self.recipe
+        return "pokerbot " + " ".join(shlex.quote(w) for w in self.command())

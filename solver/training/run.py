@@ -1,0 +1,544 @@
+"""A whole training run as one library call: :func:`run_training` does what ``pokerbot
+train`` does, for the command line, the benchmarks and any other driver alike.
+
+Given a :class:`~solver.training.config.TrainingConfig`, it:
+
+1. checks the output folders, loads the game and the card abstraction (its files checked
+   against its content hash) and the checkpoint to resume;
+2. refuses, before allocating anything, a run whose memory estimate
+   (:mod:`solver.training.memory`) exceeds what the machine has available;
+3. builds the problem (dealt from the deck where the chance layer is too big to list:
+   :mod:`solver.training.dealt`) and the solver (:mod:`solver.training.algorithms`),
+   restores the checkpoint and compiles the kernels outside the timed loop;
+4. trains in timed batches (:func:`solver.training.loop.train`) until the budget, a
+   total over a resumed run; SIGINT and SIGTERM (:func:`solver.training.loop.stop_on_signals`)
+   or the caller's :class:`~solver.training.loop.StopRequest` only end the loop between
+   batches, so the tables never hold a batch the iteration count leaves out. After each
+   batch: the exploitability every ``eval_every`` seconds of solving (an exact best
+   response, :mod:`solver.evaluation.best_response`, on games whose lossless table has
+   at most :data:`EVAL_MAX_ENTRIES` entries), a checkpoint every ``checkpoint.every``
+   seconds, a metrics line when one is due, and a :class:`TrainingProgress` report;
+5. at the end writes the checkpoint (on a stop, or when asked for), evaluates the
+   average strategy (and the policy as stored, one byte per probability), appends the
+   last metrics line and writes the strategy file with its training and evaluation
+   records (:func:`solver.strategy_io.save_strategy`), and returns a :class:`TrainingRun`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from poker._sysinfo import rss_gib
+from poker.game import Game, load_game
+
+from ..chance import lossless_bucket_counts
+from ..evaluation.best_response import (
+    Result,
+    abstract_and_real_exploitability,
+    abstract_exploitability,
+    exploitability,
+)
+from ..problem import Problem, check_card_abstraction, make_problem
+from ..strategy import Strategy
+from ..strategy_io import cards_record, dequantize, quantize, save_strategy
+from ..tree import table_offsets
+from .algorithms import make_training_solver, warm_up
+from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
+from .config import ConfigError, TrainingConfig
+from .dealt import make_training_problem
+from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
+from .memory import check_fits, estimate_training_memory
+
+if TYPE_CHECKING:
+    from abstraction.card_abstraction import CardAbstraction
+
+__all__ = [
+    "EVAL_MAX_ENTRIES",
+    "METRICS_MAX_GAP",
+    "METRICS_MIN_GAP",
+    "TABLE_STATS_ENTRIES",
+    "TABLE_STATS_GAP",
+    "ProgressCallback",
+    "TrainingProgress",
+    "TrainingRun",
+    "load_abstraction",
+    "run_training",
+]
+
+#: Exploitability is computed during training only for games whose lossless table has
+#: up to this many entries (an exact best response walks every board and hand, whatever
+#: the card abstraction; larger games take minutes).
+EVAL_MAX_ENTRIES = 20_000_000
+#: The metrics file gets at most one line per this many seconds (an evaluation's line
+#: included), and at least one per ``eval_every`` seconds, capped at METRICS_MAX_GAP.
+METRICS_MIN_GAP = 0.5
+METRICS_MAX_GAP = 5.0
+#: Metrics lines measure the regret table (:func:`solver.training.loop.table_stats`: two
+#: passes over it, ~0.1 s per 10M float32 entries) on every line for tables up to
+#: TABLE_STATS_ENTRIES entries; above, at most once per TABLE_STATS_GAP seconds (and on
+#: the final line), so the passes cost at most a few percent of the run.
+TABLE_STATS_ENTRIES = 10_000_000
+TABLE_STATS_GAP = 30.0
+
+
+@dataclass(frozen=True)
+class TrainingProgress:
+    """What :func:`run_training` tells its ``progress`` callback: once as the timed loop
+    starts (``stage`` 'start'), after every batch ('batch') and once at the end ('end',
+    after the final evaluation).
+
+    ``iterations`` and ``seconds`` (of solving) are this run's; ``iterations_budget`` and
+    ``seconds_budget`` what this run may do (None: no such limit); ``unit`` is ' deals'
+    for the sampled algorithms (one deal an iteration), ' it' for cfr and cfr+;
+    ``fields`` are display figures, by name (elapsed solving time, nodes/s, the last
+    exploitability, resident memory).
+    """
+
+    stage: str
+    algorithm: str
+    unit: str
+    iterations: int
+    seconds: float
+    iterations_budget: int | None
+    seconds_budget: float | None
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+#: The ``progress`` argument of :func:`run_training`.
+ProgressCallback = Callable[[TrainingProgress], None]
+
+
+@dataclass
+class TrainingRun:
+    """What :func:`run_training` did.
+
+    ``strategy`` is the average strategy (over the listed problem where it was
+    evaluated); ``training`` and ``evaluation`` are the strategy file's records (the
+    latter {} when nothing was evaluated); ``final`` and ``real`` the exploitability at
+    the end in the abstract and the real game, ``stored`` and ``stored_real`` that of the
+    policy as the file stores it (None where not measured); ``checkpoint`` the file
+    written at the end, if any; ``interrupted`` and ``signal`` say whether a signal or
+    the caller's stop request ended the loop.
+    """
+
+    config: TrainingConfig
+    game: Game
+    problem: Problem
+    strategy: Strategy
+    options: dict[str, Any]
+    sampled: bool
+    iterations: int
+    iterations_this_run: int
+    seconds: float
+    seconds_total: float
+    nodes: int
+    training: dict[str, Any]
+    evaluation: dict[str, Any]
+    final: Result | None
+    real: Result | None
+    stored: Result | None
+    stored_real: Result | None
+    checkpoint: Path | None
+    interrupted: bool
+    signal: int | None
+
+    @property
+    def iterations_per_s(self) -> float | None:
+        """This run's iterations per second of solving."""
+        return self.iterations_this_run / self.seconds if self.seconds > 0 else None
+
+    @property
+    def nodes_per_s(self) -> float | None:
+        """This run's nodes touched per second of solving (sampled algorithms)."""
+        return self.nodes / self.seconds if self.sampled and self.seconds > 0 else None
+
+    def listed_strategy(self) -> Strategy:
+        """:attr:`strategy` over the listed problem (built here if the run dealt from the
+        deck and did not evaluate), which exact evaluation needs."""
+        p = self.strategy.problem
+        if p.cards is None:
+            return self.strategy
+        listed = make_problem(self.game, self.config.betting, abstraction=p.abstraction)
+        s = self.strategy
+        return Strategy(listed, s.policy, s.iterations, s.algorithm)
+
+    @property
+    def cards(self) -> dict[str, Any] | None:
+        """The card abstraction as the strategy file records it (None: lossless)."""
+        return cards_record(self.problem) if self.config.abstraction is not None else None
+
+    @property
+    def signal_name(self) -> str | None:
+        """'SIGINT', 'SIGTERM' or None."""
+        return signal.Signals(self.signal).name if self.signal is not None else None
+
+
+def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
+    """The card abstraction in ``directory`` (None: lossless), its files checked against
+    its content hash so the hash a strategy records is that of the buckets it used."""
+    if directory is None:
+        return None
+    # Imported late: only this option needs the abstraction package's heavier modules.
+    from abstraction.card_abstraction import CardAbstraction
+
+    return CardAbstraction.load(directory, verify=True)
+
+
+def _load_resume(path: Path | None) -> Checkpoint | None:
+    """The checkpoint to resume; a missing file is a :class:`ConfigError` saying what to do."""
+    if path is None:
+        return None
+    if not path.exists():
+        raise ConfigError(
+            f"--resume {path}: cannot read (no such file); a run stopped before its first "
+            "checkpoint has nothing to resume: run the command without --resume to start over"
+        )
+    return load_checkpoint(path)
+
+
+class _Metrics:
+    """The metrics file: JSON Lines appended and flushed one at a time, rate-limited."""
+
+    def __init__(self, path: Path | None, every: float) -> None:
+        self.file: IO[str] | None = None
+        if path is not None:
+            self.file = open(path, "a", encoding="utf-8")
+        gap = min(max(every, METRICS_MIN_GAP), METRICS_MAX_GAP)
+        self.gap = gap if every > 0 else METRICS_MAX_GAP
+        self.last = -float("inf")
+
+    def due(self, t: float, evaluated: bool) -> bool:
+        """Whether a line is due at ``t`` seconds (an evaluation just happened)."""
+        gap = t - self.last
+        return self.file is not None and gap >= METRICS_MIN_GAP and (evaluated or gap >= self.gap)
+
+    def write(self, t: float, line: dict[str, Any]) -> None:
+        if self.file is None:
+            return
+        self.last = t
+        self.file.write(json.dumps(line) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _figures(prefix: str, result: Result | None) -> dict[str, float | None]:
+    return {
+        f"{prefix}exploitability": result.exploitability if result is not None else None,
+        f"{prefix}mbb_per_game": result.mbb_per_game if result is not None else None,
+    }
+
+
+@dataclass
+class _Setup:
+    """A run once allocated: steps 1 to 3 of the module docstring."""
+
+    config: TrainingConfig
+    game: Game
+    abstraction: CardAbstraction | None
+    problem: Problem
+    solver: Any
+    sampled: bool
+    done_seconds: float  # the solving seconds of the checkpoint resumed
+
+
+def _setup(config: TrainingConfig) -> _Setup:
+    """Check, load, refuse what cannot fit, allocate, restore and compile."""
+    config.check_paths()
+    algo = config.algorithm.name
+    game = load_game(config.game)
+    abstraction = load_abstraction(config.abstraction)
+    if abstraction is not None:
+        check_card_abstraction(game, abstraction)  # before the memory estimate reads it
+    resumed = _load_resume(config.checkpoint.resume)
+    sampling = config.sampling_options(resumed)
+    refusal = check_fits(
+        estimate_training_memory(
+            game,
+            config.betting,
+            abstraction_dir=config.abstraction,
+            algorithm=algo,
+            dtype=config.table_dtype(resumed),
+            threads=config.threads,
+        )
+    )
+    if refusal is not None:
+        raise ConfigError(refusal)
+    # The sampled algorithms deal from the deck where the chance layer is too big to list
+    # (solver.training.dealt); exact evaluation then builds the listed problem when it first runs.
+    problem = make_training_problem(game, config.betting, algo, abstraction=abstraction)
+    solver = make_training_solver(problem, algo, sampling, **config.solver_options())
+    done_seconds = 0.0
+    if resumed is not None:
+        restore_checkpoint(solver, resumed)
+        done_seconds = resumed.seconds
+    warm_up(algo, sampling, config.algorithm.form)
+    return _Setup(config, game, abstraction, problem, solver, sampling is not None, done_seconds)
+
+
+#: How a run's strategy is evaluated at the end: (abstract game or None, real game).
+Evaluate = Callable[[Strategy], "tuple[Result | None, Result]"]
+
+
+def _real_only(strategy: Strategy) -> tuple[Result | None, Result]:
+    """Past the size limit a final evaluation measures the real game only: the abstract
+    responder of a card abstraction walks the tree once per level of its decisions."""
+    return None, exploitability(None, strategy)
+
+
+@dataclass
+class _Ending:
+    """How the loop ended, once checkpointed and evaluated."""
+
+    checkpoint: Path | None  # written at the end
+    strategy: Strategy
+    evaluate: Evaluate | None  # how it was evaluated (None: not)
+    final: Result | None  # abstract game
+    real: Result | None
+
+
+class _Session:
+    """The timed loop of a run (step 4) and its end (step 5)."""
+
+    def __init__(self, setup: _Setup, progress: ProgressCallback | None) -> None:
+        self.setup = setup
+        c = self.config = setup.config
+        self.solver = setup.solver
+        self.progress = progress
+        self._listed: Problem | None = None
+        lossless = table_offsets(setup.problem.tree, lossless_bucket_counts(setup.game))[1]
+        self.can_eval = c.evaluation.enabled and lossless <= EVAL_MAX_ENTRIES
+        self.final_eval = c.evaluation.final
+        done = self.solver.iterations
+        self.left = None if c.budget.iterations is None else max(0, c.budget.iterations - done)
+        # like the iterations, the seconds are the run's total: a resumed run ends where
+        # the uninterrupted one would have, not a whole budget later
+        seconds = c.budget.seconds
+        self.seconds_left = None if seconds is None else max(0.0, seconds - setup.done_seconds)
+        self.checkpoint_path = c.checkpoint_path
+        # the exploitability every eval_every seconds of solving: when, and the last figure
+        self.last_eval = 0.0
+        self.result: Result | None = None
+        self.metrics = _Metrics(c.metrics, c.eval_every)
+        self.stats_gap = 0.0 if setup.problem.size <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
+        self.last_stats = -float("inf")
+        self.last_ckpt = 0.0
+
+    def average(self) -> Strategy:
+        """The average strategy, on the listed problem (built once) if the run deals."""
+        s = self.solver.average_strategy()
+        su = self.setup
+        if su.problem.cards is None:
+            return s
+        if self._listed is None:
+            self._listed = make_problem(su.game, self.config.betting, abstraction=su.abstraction)
+        return Strategy(self._listed, s.policy, s.iterations, s.algorithm)
+
+    def maybe_evaluate(self, seconds: float) -> bool:
+        """Evaluate if ``eval_every`` seconds have passed since the last; whether it did."""
+        every = self.config.eval_every
+        if self.can_eval and every > 0 and seconds - self.last_eval >= every:
+            self.last_eval = seconds
+            self.result = abstract_exploitability(None, self.average())
+            return True
+        return False
+
+    def report(self, stage: str, res: TrainResult, fields: dict[str, str]) -> None:
+        if self.progress is not None:
+            unit = " deals" if self.setup.sampled else " it"
+            self.progress(
+                TrainingProgress(
+                    stage,
+                    self.config.algorithm.name,
+                    unit,
+                    res.iterations,
+                    res.seconds,
+                    self.left,
+                    self.seconds_left,
+                    fields,
+                )
+            )
+
+    def measures(self, res: TrainResult, rss: float, final: bool = False) -> dict[str, Any]:
+        """A metrics line: time, counts, speeds, memory and (when due) the table's figures."""
+        per_s = res.iterations / res.seconds if res.seconds > 0 else None
+        line: dict[str, Any] = {
+            "t": round(self.setup.done_seconds + res.seconds, 3),
+            "iterations": int(self.solver.iterations),
+            "iterations_per_s": per_s,
+        }
+        if self.setup.sampled:
+            line["deals"] = int(self.solver.iterations)
+            line["deals_per_s"] = per_s
+            line["nodes"] = int(res.nodes)
+            line["nodes_per_s"] = res.nodes / res.seconds if res.seconds > 0 else None
+        line["rss_gib"] = round(rss, 4)
+        due = final or line["t"] - self.last_stats >= self.stats_gap
+        if self.metrics.file is not None and due:
+            self.last_stats = line["t"]
+            st = table_stats(self.solver)
+            line["infosets_visited_share"] = round(st.infosets_visited_share, 6)
+            line["regret_max"] = st.regret_max
+            line["regret_mean_positive"] = st.regret_mean_positive
+        return line
+
+    def after_batch(self, solver: Any, res: TrainResult) -> bool:
+        """:func:`~solver.training.loop.train`'s callback: evaluation, checkpoint,
+        progress and metrics when each is due; never asks to stop."""
+        fields: dict[str, str] = {"t": f"{res.seconds:.1f}s"}
+        if self.setup.sampled and res.seconds > 0:
+            fields["nodes/s"] = f"{res.nodes / res.seconds:,.0f}"
+        evaluated = self.maybe_evaluate(res.seconds)
+        if self.result is not None:
+            fields["expl"] = f"{self.result.mbb_per_game:.3f} mbb/g"
+        rss = rss_gib()
+        fields["rss"] = f"{rss:.2f} GiB"
+        t = self.setup.done_seconds + res.seconds
+        every = self.config.checkpoint.every
+        if every and self.checkpoint_path is not None and res.seconds - self.last_ckpt >= every:
+            self.last_ckpt = res.seconds
+            save_checkpoint(self.checkpoint_path, solver, seconds=t)
+        self.report("batch", res, fields)
+        if self.metrics.due(t, evaluated):
+            line = self.measures(res, rss)
+            if evaluated and self.result is not None:
+                line.update(_figures("", self.result))
+            self.metrics.write(t, line)
+        return False
+
+    def loop(self, stop: StopRequest | None) -> TrainResult:
+        """Train to the budget; signals and ``stop`` end it between batches."""
+        self.report("start", TrainResult(), {})
+        left, seconds_left = self.left, self.seconds_left
+        if (left is not None and left <= 0) or (seconds_left is not None and seconds_left <= 0):
+            return TrainResult()
+        # SIGINT and SIGTERM only ask the loop to stop after the batch under way, so the
+        # tables never hold a batch the iteration count leaves out
+        with stop_on_signals(request=stop) as request:
+            return train(
+                self.solver,
+                iterations=left,
+                seconds=seconds_left,
+                callback=self.after_batch,
+                stop=request,
+            )
+
+    def conclude(self, res: TrainResult) -> _Ending:
+        """The last checkpoint, the average strategy, its evaluation and the last metrics
+        line."""
+        wrote = None
+        c = self.config
+        if self.checkpoint_path is not None and (
+            res.interrupted or c.checkpoint.file is not None or c.checkpoint.every
+        ):
+            # first what a resumed run needs, then the evaluation (which may be long)
+            t = self.setup.done_seconds + res.seconds
+            save_checkpoint(self.checkpoint_path, self.solver, seconds=t)
+            wrote = self.checkpoint_path
+        evaluated = self.can_eval or self.final_eval
+        strategy = self.average() if evaluated else self.solver.average_strategy()
+        evaluate: Evaluate | None = None
+        if self.can_eval:
+            evaluate = abstract_and_real_exploitability
+        elif self.final_eval:
+            evaluate = _real_only
+        final, real = evaluate(strategy) if evaluate is not None else (None, None)
+        last = self.measures(res, rss_gib(), final=True)
+        last.update(
+            **_figures("", final),
+            **_figures("real_", real),
+            interrupted=res.interrupted,
+            signal=signal.Signals(res.signal).name if res.signal is not None else None,
+            final=True,
+        )
+        self.metrics.write(last["t"], last)
+        return _Ending(wrote, strategy, evaluate, final, real)
+
+
+def run_training(
+    config: TrainingConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    stop: StopRequest | None = None,
+) -> TrainingRun:
+    """Run ``config`` (see the module docstring) and return what it did.
+
+    ``progress`` gets a :class:`TrainingProgress` as the loop starts, after every batch
+    and at the end. ``stop``: a request the caller may set (from the callback or another
+    thread) to end the loop between batches, as SIGINT and SIGTERM do while the loop
+    runs in the main thread; the run then checkpoints, writes the strategy and returns
+    with ``interrupted`` set (and ``signal`` the request's). Errors of the configuration
+    or the machine (missing folders or checkpoint, not enough memory, a checkpoint of
+    another run) raise ``ValueError`` (:class:`~solver.training.config.ConfigError`,
+    :class:`~solver.training.checkpoint.CheckpointError`, ...) with a one-line message.
+    """
+    setup = _setup(config)
+    session = _Session(setup, progress)
+    try:
+        res = session.loop(stop)
+        end = session.conclude(res)
+    finally:
+        session.metrics.close()
+    final, real, strategy = end.final, end.real, end.strategy
+    session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
+    problem, solver = setup.problem, setup.solver
+    stored, stored_real = final, real
+    if end.evaluate is not None and config.precision == "u8":
+        # the figures the file can claim are those of the policy it stores
+        n_buckets = list(problem.chance.n_buckets)
+        q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, n_buckets))
+        as_stored = Strategy(problem, q, strategy.iterations, strategy.algorithm)
+        stored, stored_real = end.evaluate(as_stored)
+    options = solver.options() if setup.sampled else config.solver_options()
+    training: dict[str, Any] = {
+        "algorithm": config.algorithm.name,
+        "iterations": int(solver.iterations),
+        "seconds": round(setup.done_seconds + res.seconds, 3),
+        "seed": config.seed if setup.sampled else None,
+        "threads": config.threads,
+        "options": options,
+        "recipe": config.recipe_text(),
+    }
+    if config.config_record is not None:
+        training["config"] = dict(config.config_record)
+    evaluation: dict[str, Any] = {}
+    if stored_real is not None:
+        evaluation = {
+            "precision": config.precision,
+            **_figures("", stored),
+            **_figures("real_", stored_real),
+        }
+    if config.out is not None:
+        save_strategy(
+            config.out, strategy, config.precision, training=training, evaluation=evaluation
+        )
+    return TrainingRun(
+        config=config,
+        game=setup.game,
+        problem=problem,
+        strategy=strategy,
+        options=options,
+        sampled=setup.sampled,
+        iterations=int(solver.iterations),
+        iterations_this_run=res.iterations,
+        seconds=res.seconds,
+        seconds_total=setup.done_seconds + res.seconds,
+        nodes=res.nodes,
+        training=training,
+        evaluation=evaluation,
+        final=final,
+        real=real,
+        stored=stored,
+        stored_real=stored_real,
+        checkpoint=end.checkpoint,
+        interrupted=res.interrupted,
+        signal=res.signal,
+    )
