@@ -1,9 +1,11 @@
 """Reference bots for ``pokerbot play --bot NAME``, and the bot registry.
 
+A player spec names one of these or a strategy file (:mod:`agent.players`).
+
 A bot is any object with ``act(match_state) -> Action`` (or an ``async def act``): it gets
-a :class:`agent.protocol.MatchState` (``.state`` for the betting, ``.hole`` and ``.board``
+a :class:`agent.protocol.codec.MatchState` (``.state`` for the betting, ``.hole`` and ``.board``
 for its cards) whenever it is to act, and whatever it returns is made legal before it is
-sent (:func:`agent.protocol.legalize`). Randomness comes from a ``random.Random`` seeded
+sent (:func:`agent.protocol.codec.legalize`). Randomness comes from a ``random.Random`` seeded
 by the caller, never from the global generator.
 
 * ``random``: the reference ``example_player`` (SPEC §11.2): fold 0.06 (only when folding
@@ -25,11 +27,10 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from poker.cards import deck_cards
-from poker.game import Game
 from poker.state import Action, State
 from solver.play.blind import CALL_WEIGHT, FOLD_WEIGHT, RAISE_WEIGHT, blind_action
 
-from .protocol import MatchState
+from .protocol.codec import MatchState
 
 
 class Bot(Protocol):
@@ -172,31 +173,6 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 
 class UnknownBotError(ValueError):
     """A bot name that is not in the registry."""
-
-
-#: Prefix of a player spec that plays a strategy file: ``strategy:FILE``.
-STRATEGY_PREFIX = "strategy:"
-
-
-def make_player(
-    spec: str,
-    game: Game,
-    seed: int | None = None,
-    *,
-    purify: float = 0.0,
-    tables: str | None = None,
-) -> Bot:
-    """A bot by registry name, or the blueprint player of ``strategy:FILE`` for ``game``
-    (raises :class:`UnknownBotError`, or :class:`solver.strategy_io.StrategyFileError`
-    for a file that cannot be played in ``game``)."""
-    if spec.startswith(STRATEGY_PREFIX):
-        from .strategy_player import load_player  # loads the solver only when asked
-
-        path = spec[len(STRATEGY_PREFIX):]
-        if not path:
-            raise UnknownBotError("strategy: needs a file, as in strategy:FILE")
-        return load_player(path, game, seed=seed or 0, purify=purify, tables=tables)
-    return make_bot(spec, seed)
 
 
 def make_bot(name: str, seed: int | None = None) -> Bot:

@@ -7,30 +7,36 @@ ones it chose and each opponent action mapped by the randomized pseudo-harmonic
 translation; the answer is drawn from the blueprint's probabilities for the bucket of
 its cards and made a legal real action from the real pot. Random choices are keyed by
 the player's seed, the hand number and the action's place in the hand, so a match with
-the same seeds replays exactly.
+the same seeds replays exactly. The player counts how its hands went through the tree
+and every own action that had to be repaired to be legal in the real game
+(:class:`solver.play.policy.TranslationCounts`).
+
+A player is opened from its spec by :func:`agent.players.open_for_play`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from poker.game import Game
 from poker.state import Action
+from solver.play.player import translated
 from solver.play.policy import HandWalk, TranslationCounts
-from solver.strategy_io import StrategyFile, open_strategy
+from solver.strategy_io import StrategyFile
 
-from .protocol import MatchState
+from .protocol.codec import MatchState
 
-__all__ = ["StrategyPlayer", "load_player"]
+__all__ = ["StrategyPlayer"]
 
 
 class StrategyPlayer:
-    """Acts from a loaded strategy file in any game the file was trained for.
+    """Acts from an opened strategy file (``strategy``, its bucket tables attached or not)
+    in any game the file was trained for.
 
     ``seed``: keys every random choice (translation and action sampling); ``mapping``:
     the translation (:data:`abstraction.translation.MAPPINGS`); ``purify``: drop actions
-    below this probability and renormalize.
+    below this probability and renormalize. :attr:`policy` is the translated policy it
+    plays (:func:`solver.play.player.translated`), the very one an evaluation of this
+    player must use.
     """
 
     def __init__(
@@ -42,7 +48,7 @@ class StrategyPlayer:
         purify: float = 0.0,
     ) -> None:
         self.strategy = strategy
-        self.policy = strategy.translated(mapping, purify)
+        self.policy = translated(strategy, mapping, purify)
         self.seed = int(seed)
         self.counts = TranslationCounts()
         self.hands = 0
@@ -60,8 +66,8 @@ class StrategyPlayer:
         return action
 
     def summary(self) -> dict[str, Any]:
-        """Translation counts over the hands played, and whether buckets came from bucket
-        tables (for the match's JSON)."""
+        """Translation counts over the hands played (the repairs of its own actions under
+        ``"repaired"``), and whether buckets came from bucket tables (for the match's JSON)."""
         ab = self.strategy.abstraction
         tables = ab is not None and bool(getattr(ab, "tables_used", False))
         return {
@@ -71,16 +77,3 @@ class StrategyPlayer:
             **self.counts.to_dict(),
         }
 
-
-def load_player(
-    path: str | Path,
-    game: Game,
-    *,
-    seed: int = 0,
-    purify: float = 0.0,
-    tables: str | Path | None = None,
-    mapping: str = "pseudo_harmonic",
-) -> StrategyPlayer:
-    """Open the strategy at ``path`` for ``game`` (a file for another game is refused
-    with :class:`solver.strategy_io.StrategyFileError`) and make its player."""
-    return StrategyPlayer(open_strategy(path, game=game, tables=tables), seed=seed, mapping=mapping, purify=purify)

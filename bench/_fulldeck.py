@@ -1,7 +1,7 @@
 """Helpers shared by the strategy-file and agent-latency benchmarks.
 
 * :func:`cached_abstraction`: a card abstraction built by the project's own code
-  (:func:`abstraction.card_abstraction.build_abstraction`) into a directory under
+  (:func:`abstraction.build.build_abstraction`) into a directory under
   ``$POKERBOT_BENCH_CACHE`` (default ``pokerbot-bench`` in the system's temporary directory) keyed by the game and the
   parameters, reused when a finished build is there (a full-deck build takes minutes).
 * :func:`random_table`: a random policy table over a betting tree and bucket counts,
@@ -29,7 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction, plan_build
+# run as a script, bench/ comes first on the path and its abstraction.py would hide the package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams, plan_build
 from poker.game import Game
 from solver.tree import DECISION, Tree, table_offsets
 
@@ -104,8 +109,8 @@ def random_table(tree: Tree, buckets: list[int], seed: int = 0) -> tuple[np.ndar
 def match_decisions(game: Game, player: Any, opponent: Any, *, decisions: int, seed: int,
                     max_hands: int = 10_000_000) -> dict[str, list[float]]:
     """Play ``player`` (seat 0) against ``opponent`` (seat 1) through the project's
-    dealer (:class:`agent.protocol.DealerMatch`, seats alternating positions every hand,
-    cards dealt from ``seed``) and clients (:class:`agent.protocol.ClientConnection`),
+    dealer (:class:`agent.protocol.dealer_state.DealerMatch`, seats alternating positions every hand,
+    cards dealt from ``seed``) and clients (:class:`agent.protocol.client_state.ClientConnection`),
     in this process, until ``player`` has answered ``decisions`` states.
 
     Every dealer line for seat 0 goes through its client as it would off the socket;
@@ -116,7 +121,8 @@ def match_decisions(game: Game, player: Any, opponent: Any, *, decisions: int, s
     what the machine's other load took away is not in it), and ``lines``: the owed
     lines' text.
     """
-    from agent.protocol import ClientConnection, DealerMatch, MatchOver, Send
+    from agent.protocol.client_state import ClientConnection
+    from agent.protocol.dealer_state import DealerMatch, MatchOver, Send
 
     dm = DealerMatch(game, num_hands=max_hands, seed=seed, names=("player", "opponent"))
     bots = (player, opponent)
@@ -157,7 +163,8 @@ def match_decisions(game: Game, player: Any, opponent: Any, *, decisions: int, s
 
 def first_line(game: Game, seed: int) -> str:
     """The first dealer line that a seat must answer in a match dealt with ``seed``."""
-    from agent.protocol import ClientConnection, DealerMatch, Send
+    from agent.protocol.client_state import ClientConnection
+    from agent.protocol.dealer_state import DealerMatch, Send
 
     dm = DealerMatch(game, num_hands=1, seed=seed, names=("a", "b"))
     conns = [ClientConnection(game), ClientConnection(game)]
@@ -174,14 +181,14 @@ def first_line(game: Game, seed: int) -> str:
 def first_decision_child(path: str, line: str, game_name: str, tables: str | None) -> None:
     """In a fresh process: open ``path``, build the player, answer ``line``; print JSON."""
     t_imp = time.perf_counter()
-    from agent.protocol import format_response, parse_match_state
+    from agent.protocol.codec import format_response, parse_match_state
     from agent.strategy_player import StrategyPlayer
     from poker.game import load_game
-    from solver.strategy_io import open_strategy
+    from solver.play.player import open_playable
 
     game = load_game(game_name)
     t0 = time.perf_counter()
-    sf = open_strategy(path, game=game, tables=tables)
+    sf = open_playable(path, game=game, tables=tables)
     t1 = time.perf_counter()
     player = StrategyPlayer(sf, seed=1)
     t2 = time.perf_counter()

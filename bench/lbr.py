@@ -10,7 +10,7 @@ turn and river):
   each of its decisions and for each LBR raise (its fold probability);
 * ``blueprint``: the shipped full-deck blueprint
   (``holdem.nolimit.2p.reverse_blinds.strategy``), its buckets read from the bucket
-  tables of its model in the per-user cache (``open_strategy(tables="auto")``: built
+  tables of its model in the per-user cache (``open_playable(tables="auto")``: built
   first if missing, 3 to 8 minutes on two cores, not counted).
 
 Each case runs in 2 worker processes (one per core), each on its own seed, after a
@@ -50,7 +50,7 @@ CASES = {
 def _worker(case: str, hands: int, seed: int) -> dict:
     from poker.game import load_game
     from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, StrategyOpponent
-    from solver.strategy_io import open_strategy
+    from solver.play.player import open_playable, translated
 
     game_name, path = CASES[case]
     game = load_game(game_name)
@@ -58,7 +58,7 @@ def _worker(case: str, hands: int, seed: int) -> dict:
         def opponent():
             return BlindOpponent("call", seed=seed)
     else:
-        policy = open_strategy(path, game=game, tables="auto").translated()
+        policy = translated(open_playable(path, game=game, tables="auto"))
 
         def opponent():
             return StrategyOpponent(policy, seed=seed, name=case)
@@ -80,9 +80,9 @@ def main() -> None:
         per_worker = {"call": 1000, "short20": 300, "blueprint": 300}
     else:
         per_worker = {"call": 5000, "short20": 3000, "blueprint": 3000}
-    from solver.strategy_io import open_strategy
+    from solver.play.player import open_playable
 
-    open_strategy(CASES["blueprint"][1], tables="auto")  # the tables, before any clock starts
+    open_playable(CASES["blueprint"][1], tables="auto")  # the tables, before any clock starts
     out: dict = {"quick": args.quick, "workers": 2, "machine": {"load_before": os.getloadavg()}}
     ctx = mp.get_context("fork")
     for case, hands in per_worker.items():

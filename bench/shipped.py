@@ -13,9 +13,15 @@ its last line; progress goes to stderr.
 
 ``--soak N`` plays one N-hand match of the 20-card hold'em strategy against ``random``
 (which bets sizes anywhere in the legal range, mostly off the tree) and checks that it
-completes, that the dealer repaired none of the strategy's actions (an illegal raise, or
-a fold where checking was free, would be repaired and warned about) and reports the
-translation counts.
+completes. It reports the translation counts and where the real action differed from
+the abstract one the blueprint chose: the player's own repairs (``repaired``: a raise
+sized from the real pot below the minimum or above the stack, a fold where checking was
+free, a raise where none was allowed; expected, the blueprint's sizes do not fit every
+real pot) and the actions the client's ``legalize`` still had to change after the player
+(``legalized``: the player should never leave one). The soak **fails** (exit 1, one
+line on stderr) if ``legalized`` is not 0 or the match did not complete.
+``dealer_warnings`` (the dealer's own repairs of what it received, after the client's)
+is one more figure: 0 unless the client sent something illegal.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: P
         "ci95": [round(x, 1) for x in me["ci95"]],
         "wins": me["ci95"][0] > 0,
         "translation": me.get("translation"),
+        "legalized": me.get("legalized"),
         "seconds": round(seconds, 1),
     }
 
@@ -85,14 +92,31 @@ def soak(hands: int, seed: int) -> dict:
         seconds = time.perf_counter() - t
         dealer_err = log.with_suffix(".dealer.err").read_text()
         player_err = log.with_suffix(".player1.err").read_text()
+    if out.returncode != 0 or not out.stdout.strip():
+        raise SystemExit(f"soak: the match failed ({out.returncode}): {out.stderr.strip()[-2000:]}")
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     me = doc["players"][0]
-    repaired = [line for line in dealer_err.splitlines() if "WARNING" in line.upper()]
+    translation = me.get("translation") or {}
+    warnings = [line for line in dealer_err.splitlines() if "WARNING" in line.upper()]
     return {"game": game, "hands": doc["hands"], "completed": doc["completed"] and out.returncode == 0,
             "mbb_per_game": round(me["mbb_per_game"], 1), "ci95": [round(x, 1) for x in me["ci95"]],
-            "translation": me.get("translation"), "dealer_warnings": len(repaired),
+            "translation": translation, "repaired": translation.get("repaired"),
+            "legalized": me.get("legalized"), "dealer_warnings": len(warnings),
             "player_stderr_lines": len(player_err.splitlines()), "seconds": round(seconds, 1),
             "hands_per_s": round(doc["hands"] / seconds, 1)}
+
+
+def soak_failure(result: dict) -> str | None:
+    """Why a soak result fails (one line), or None: the match did not complete, or the
+    client's legalize changed an action of the strategy player (or did not say)."""
+    if not result["completed"]:
+        return f"soak: the match did not complete ({result['hands']} hands)"
+    if result["legalized"] is None:
+        return "soak: the strategy player wrote no count of the actions the client legalized"
+    if result["legalized"] != 0:
+        return (f"soak: the client legalized {result['legalized']} of the strategy player's actions "
+                "(the player must leave none illegal)")
+    return None
 
 
 def main() -> None:
@@ -107,7 +131,12 @@ def main() -> None:
                     help="matches side by side, each pinned to one CPU (default 1)")
     args = ap.parse_args()
     if args.soak:
-        print(json.dumps({"soak": soak(args.soak, args.seed)}))
+        result = soak(args.soak, args.seed)
+        print(json.dumps({"soak": result}))
+        why = soak_failure(result)
+        if why is not None:
+            print(why, file=sys.stderr)
+            raise SystemExit(1)
         return
     hands = args.hands or (1000 if args.quick else 20000)
     files = sorted((ROOT / "strategies").glob("*.strategy"))

@@ -14,9 +14,10 @@ The package has a core and three sub-packages. The core is what every part share
 Sub-packages, each importing the core and none importing ``agent``:
 
 - :mod:`solver.training`: the CFR family, their kernels and the training run
-  (configuration, loop, checkpoints, memory estimates);
-- :mod:`solver.play`: a strategy played in the real game (translated policy, range
-  queries, card-blind policies);
+  (:mod:`solver.training.config` and :func:`solver.training.run.run_training`: what
+  ``pokerbot train`` runs; the loop, checkpoints, memory estimates);
+- :mod:`solver.play`: a strategy played in the real game (the translated policy and
+  range queries, the playable policy of an opened strategy file, card-blind policies);
 - :mod:`solver.evaluation`: how good a strategy is (best response, real-game response,
   head-to-head, local best response, AIVAT); it reads players through :mod:`solver.play`.
 
@@ -29,6 +30,9 @@ Where the modules of the flat layout went (old path -> new path)::
     solver/best_response.py, real_response.py, head_to_head.py,
       lbr.py, aivat.py, _matchup.py, _terminal.py -> solver/evaluation/<same name>.py
     solver/policy.py, blind.py                  -> solver/play/<same name>.py
-    solver/tree.py, chance.py, problem.py, strategy.py, _kernels.py,
-      strategy_io.py                            -> unchanged (the core)
+    solver/strategy_io.py                       -> the file format stays; the tables
+                                                   and the translated policy of an opened
+                                                   file: solver/play/player.py
+    solver/tree.py, chance.py, problem.py, strategy.py, _kernels.py
+                                                -> unchanged (the core)
 """

@@ -32,10 +32,8 @@ card abstraction: a bucket is a suit-isomorphism class of the hand and the board
 "content_hash": <the built abstraction it was trained over>, "params": {...}}``: the
 model (parameters, centroids, pair maps; arrays ``model.<name>``) computes every bucket
 from the cards, so the file plays with nothing beside it
-(:meth:`abstraction.card_abstraction.CardAbstraction.from_model`); a table directory is
-an optional cache, used only where its model hash is the file's: one given by the caller,
-or the per-user cache of tables built from the model (:mod:`abstraction.table_cache`,
-``open_strategy(..., tables="auto")``).
+(:meth:`abstraction.card_abstraction.CardAbstraction.from_model`). Bucket tables are an
+optional cache that the player attaches (:mod:`solver.play.player`).
 
 ``policy`` (array) is the average strategy addressed as ``offset[node] + bucket *
 n_actions[node] + action`` over the tree ``game`` and ``betting`` rebuild
@@ -74,46 +72,18 @@ from abstraction.betting import parse_betting
 from poker._atomic import atomic_write_bytes
 from poker.game import Game, parse_game
 
-from .chance import (
-    NUMBERINGS,
-    build_chance,
-    lossless_bucket,
-    lossless_bucket_counts,
-    lossless_indexer,
-    raw_lossless_bucket,
-    raw_lossless_bucket_counts,
-)
+from .chance import NUMBERINGS, build_chance, lossless_bucket_counts, raw_lossless_bucket_counts
 from .problem import Problem, make_problem
 from .strategy import Strategy
 from .tree import DECISION, Tree, build_tree, table_offsets
 
 if TYPE_CHECKING:
-    from abstraction.card_abstraction import CardAbstraction, ProgressFn
-
-    from .chance import BucketBatchFn
-    from .play.policy import BucketFn, TranslatedPolicy
+    from abstraction.card_abstraction import CardAbstraction
 
 __all__ = [
-    "FORMAT",
-    "PRECISIONS",
-    "TABLES_AUTO",
-    "TABLES_CACHED",
-    "VERSION",
-    "StrategyFile",
-    "StrategyFileError",
-    "cards_record",
-    "check_cards",
-    "describe_cards",
-    "dumps",
-    "dumps_policy",
-    "load_strategy",
-    "loads",
-    "lossless_numbering",
-    "open_strategy",
-    "quantize",
-    "save_policy",
-    "save_strategy",
-    "tree_hash",
+    "FORMAT", "PRECISIONS", "VERSION", "StrategyFile", "StrategyFileError", "cards_record",
+    "check_cards", "describe_cards", "dumps", "dumps_policy", "load_strategy", "loads",
+    "lossless_numbering", "open_strategy", "quantize", "save_policy", "save_strategy", "tree_hash",
 ]
 
 FORMAT = "pokerbot-strategy"
@@ -134,13 +104,6 @@ MAX_LEGACY_BYTES = 1 << 31
 PRECISIONS = ("u8", "f32")
 _ARRAY_DTYPES = {"|u1", "|i1", "<u2", "<i2", "<i4", "<u4", "<i8", "<f4", "<f8"}
 _LEGACY_DTYPES = {"float64": "<f8", "float32": "<f4"}
-#: ``open_strategy(tables=...)``: the cached tables of the file's model, built (once, into
-#: the cache) when the model needs them (:func:`abstraction.table_cache.needs_tables`).
-TABLES_AUTO = "auto"
-#: ``open_strategy(tables=...)``: the cached tables of the file's model if they are there;
-#: never builds.
-TABLES_CACHED = "cached"
-_TABLE_MODES = (TABLES_AUTO, TABLES_CACHED)
 
 
 class StrategyFileError(ValueError):
@@ -191,15 +154,8 @@ def quantize(policy: np.ndarray, tree: Tree, offset: np.ndarray, n_buckets: list
     """``policy`` as one byte per probability: each information set's row sums to
     exactly 255 (largest-remainder rounding; a row with no mass becomes uniform)."""
     out = np.zeros(policy.shape[0], dtype=np.uint8)
-    _quantize_rows(
-        np.ascontiguousarray(policy, dtype=np.float64),
-        tree.kind,
-        tree.street,
-        tree.n_child,
-        np.ascontiguousarray(offset, dtype=np.int64),
-        np.asarray(n_buckets, dtype=np.int64),
-        out,
-    )
+    _quantize_rows(np.ascontiguousarray(policy, dtype=np.float64), tree.kind, tree.street, tree.n_child,
+                   np.ascontiguousarray(offset, dtype=np.int64), np.asarray(n_buckets, dtype=np.int64), out)
     return out
 
 
@@ -329,14 +285,9 @@ def _card_fields(
         content = ab.content_hash
     except ValueError:  # a model with no tables and no record of the build it came from
         content = ""
-    rec: dict[str, Any] = {
-        "abstraction": "card",
-        "buckets": buckets,
-        "content_hash": content,
-        "game": ab.game.name,
-        "params": ab.params.to_json(),
-        "directory": str(ab.directory) if ab.directory is not None else "",
-    }
+    rec: dict[str, Any] = {"abstraction": "card", "buckets": buckets, "content_hash": content,
+                           "game": ab.game.name, "params": ab.params.to_json(),
+                           "directory": str(ab.directory) if ab.directory is not None else ""}
     if model:
         meta, _ = ab.model()
         rec["model"] = meta
@@ -490,7 +441,9 @@ class StrategyFile:
     ``table`` is the stored policy as it is in the file (uint8 rows summing to 255, or
     float), mapped, not copied; :attr:`tree` is rebuilt from the game and betting on
     first use and checked against the header; :attr:`abstraction` is the card
-    abstraction built from the file's model (None for lossless buckets).
+    abstraction built from the file's model (None for lossless buckets), without bucket
+    tables until the player attaches some (:mod:`solver.play.player` also makes the
+    bucket functions and the translated policy of a file).
     """
 
     source: str
@@ -550,52 +503,10 @@ class StrategyFile:
             return None
         return lossless_numbering(self.cards, self.source)
 
-    def bucket_fn(self) -> BucketFn:
-        """``bucket(street, hole, board)`` from the cards: the lossless numbering (canonical
-        classes, or an older file's raw pairs), or the card abstraction (its tables where
-        attached, else computed from the model)."""
-        ab = self.abstraction
-        if ab is None:
-            game = self.game
-            if self.numbering == "raw":
-                return lambda street, hole, board: raw_lossless_bucket(game, street, hole, board)
-            return lambda street, hole, board: lossless_bucket(game, street, hole, board)
-        if getattr(ab, "tables_used", True):
-            return lambda street, hole, board: ab.lookup(hole, board, street)
-        return lambda street, hole, board: ab.bucket(hole, board, street)
-
-    def bucket_batch_fn(self) -> BucketBatchFn:
-        """``bucket_batch(street, cards)`` for many hands at once (``cards[i]``: hole
-        cards, then the board in dealing order): the card abstraction's batch lookup
-        (tables where attached, else computed from the model, each suit-isomorphism
-        class once), or the lossless numbering (the hand indexer on the whole batch; an
-        older file's raw numbering hand by hand)."""
-        ab = self.abstraction
-        if ab is None:
-            game, k = self.game, self.game.num_hole_cards
-            if self.numbering == "raw":
-
-                def raw(street: int, cards: np.ndarray) -> np.ndarray:
-                    rows = cards.tolist()
-                    return np.array([raw_lossless_bucket(game, street, r[:k], r[k:]) for r in rows],
-                                    dtype=np.int64)
-
-                return raw
-            indexer, per_street = lossless_indexer(game)
-            return lambda street, cards: indexer.index_batch(cards, per_street[street])
-        return lambda street, cards: ab.lookup_batch(cards, street)
-
     def policy(self) -> np.ndarray:
         """The stored policy as float64 probabilities (a copy)."""
         out = dequantize(self.table)  # the table itself when it is float64 (versions 1 and 2)
         return out.copy() if out is self.table else out
-
-    def translated(self, mapping: str = "pseudo_harmonic", purify: float = 0.0) -> TranslatedPolicy:
-        """The policy played in the real game (:class:`solver.play.policy.TranslatedPolicy`)."""
-        from .play.policy import TranslatedPolicy  # the policy walks trees; this module only reads files
-
-        return TranslatedPolicy(self.tree, self.offset, self.table, self.bucket_fn(),
-                                mapping=mapping, purify=purify, bucket_batch=self.bucket_batch_fn())
 
     def to_strategy(self) -> Strategy:
         """A :class:`Strategy` over a full :class:`Problem` (tree and chance layer), for
@@ -753,8 +664,8 @@ def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], d
     return doc, out
 
 
-def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: str | Path | None,
-             abstraction: CardAbstraction | None, progress: ProgressFn | None = None) -> StrategyFile:
+def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None,
+             abstraction: CardAbstraction | None) -> StrategyFile:
     doc, arrays = _parse_v3(buf, source, file_bytes)
 
     def array(name: str) -> np.ndarray:
@@ -774,7 +685,7 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: 
     ab = None
     if cards.get("abstraction") == "card":
         ab = _model_abstraction(cards, {k[len("model."):]: array(k) for k in arrays if k.startswith("model.")},
-                                source, tables, abstraction, progress)
+                                source, abstraction)
     elif cards.get("abstraction") != "lossless":
         raise _fail(source, f"card abstraction {cards.get('abstraction')!r} is not supported")
     else:
@@ -803,18 +714,17 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None, tables: 
 
 
 def _model_abstraction(cards: dict[str, Any], arrays: dict[str, np.ndarray], source: str,
-                       tables: str | Path | None, given: CardAbstraction | None,
-                       progress: ProgressFn | None = None) -> CardAbstraction:
+                       given: CardAbstraction | None) -> CardAbstraction:
+    """The card abstraction the file's model computes, checked against the record (or
+    ``given``, checked the same way); no bucket tables attached."""
     from abstraction.card_abstraction import CardAbstraction  # the evaluator and features load lazily
 
     meta = cards.get("model")
     if not isinstance(meta, dict):
         raise _fail(source, "the card abstraction record holds no model")
-    mode = tables if isinstance(tables, str) and tables in _TABLE_MODES else None
     try:
         model = dict(meta, content_hash=cards.get("content_hash")) if cards.get("content_hash") else meta
-        ab = CardAbstraction.from_model(model, {k: np.array(v) for k, v in arrays.items()},
-                                        tables=None if mode else tables)
+        ab = CardAbstraction.from_model(model, {k: np.array(v) for k, v in arrays.items()})
     except ValueError as exc:
         raise _fail(source, f"card abstraction model: {exc}") from None
     if ab.model_hash != cards.get("model_hash"):
@@ -824,10 +734,6 @@ def _model_abstraction(cards: dict[str, Any], arrays: dict[str, np.ndarray], sou
     if given is not None:
         check_cards(cards, given, source)
         return given
-    if mode:
-        from abstraction.table_cache import attach_cached_tables, needs_tables
-
-        attach_cached_tables(ab, build=mode == TABLES_AUTO and needs_tables(ab), progress=progress)
     return ab
 
 
@@ -932,13 +838,11 @@ def loads_file(
     source: str = "<bytes>",
     *,
     game: Game | None = None,
-    tables: str | Path | None = None,
     abstraction: CardAbstraction | None = None,
-    progress: ProgressFn | None = None,
 ) -> StrategyFile:
     """Open a strategy held in ``data`` (any version); see :func:`open_strategy`."""
     if data[: len(MAGIC)] == MAGIC:
-        return _from_v3(data, source, len(data), game, tables, abstraction, progress)
+        return _from_v3(data, source, len(data), game, abstraction)
     return _from_legacy(data, source, game, abstraction)
 
 
@@ -946,31 +850,17 @@ def open_strategy(
     path: str | Path,
     *,
     game: Game | None = None,
-    tables: str | Path | None = None,
     abstraction: CardAbstraction | None = None,
-    progress: ProgressFn | None = None,
 ) -> StrategyFile:
     """Open a strategy file for playing or inspecting: maps its arrays, verifies the
-    checksum, rebuilds nothing yet (the tree is built on first use).
+    checksum, rebuilds nothing yet (the tree is built on first use). A file over a card
+    abstraction computes every bucket from its model until bucket tables are attached
+    (:func:`solver.play.player.open_playable`).
 
     ``game``: refuse a file trained for another game. ``abstraction``: for version 2
     files over a card abstraction, which do not carry its model.
 
-    ``tables`` says where the card abstraction's bucket tables come from (they only
-    speed bucketing up: every bucket is the same without them):
-
-    * ``None`` (default): none; buckets are computed from the file's model.
-    * a directory (a :class:`~pathlib.Path`, or any other text): its tables, used only
-      where its model hash is the file's (else ignored; ``abstraction.tables_note`` says why).
-    * ``"auto"`` (:data:`TABLES_AUTO`): the per-user cache of tables built from the file's
-      model (:mod:`abstraction.table_cache`); built there first, with
-      ``progress(stage, done, total)`` per stage, if they are missing and the model needs
-      them (:func:`abstraction.table_cache.needs_tables`: the full deck, 3 to 8 minutes on
-      two cores, 2.3 GiB of memory, 265 MiB kept); a model that does not need them computes.
-    * ``"cached"`` (:data:`TABLES_CACHED`): the cached tables if they are there; never builds.
-
-    Raises :class:`StrategyFileError` with one line on a bad file, and ``ValueError`` (one
-    line) if ``"auto"`` must build tables and cannot (cache not writable, disk or memory).
+    Raises :class:`StrategyFileError` with one line on a bad file.
     """
     p = Path(path)
     try:
@@ -980,7 +870,7 @@ def open_strategy(
                 if size > MAX_FILE_BYTES:
                     raise _fail(str(p), f"{size} bytes is more than the cap {MAX_FILE_BYTES}")
                 buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                return _from_v3(buf, str(p), size, game, tables, abstraction, progress)
+                return _from_v3(buf, str(p), size, game, abstraction)
             if size > MAX_LEGACY_BYTES:
                 raise _fail(str(p), f"{size} bytes is more than the limit {MAX_LEGACY_BYTES}")
             fh.seek(0)

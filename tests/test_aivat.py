@@ -24,6 +24,7 @@ from solver.evaluation._matchup import matchup_equity
 from solver.evaluation.aivat import CheckdownValue, MatchupValue, aivat, known_player_name, zero_value
 from solver.training.algorithms import solve
 from solver.evaluation.head_to_head import head_to_head
+from solver.play.player import translated
 from solver.strategy_io import open_strategy, save_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
@@ -46,7 +47,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
         assert rc == 0
         logs.append(log)
     a, b = open_strategy(SHIPPED), open_strategy(other)
-    exact = head_to_head(a.translated(), b.translated(), a.game).chips_per_game  # A's value
+    exact = head_to_head(translated(a), translated(b), a.game).chips_per_game  # A's value
     return {"a": a, "b": b, "logs": logs, "exact": exact}
 
 
@@ -63,7 +64,7 @@ def _pooled_uncached(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndar
     for path in setup["logs"]:
         log = parse_log(path.read_text())
         name = known_player_name(log, Path(strategy.source).stem)
-        r = aivat(strategy.translated(), log, name, **kw)
+        r = aivat(translated(strategy), log, name, **kw)
         plain.append(r.values)
         av.append(r.aivat_values)
         results.append(r)
@@ -102,12 +103,12 @@ def test_seat_rotation_and_names(setup):
     assert {h.names.index("cfrp") for h in log.hands} == {0, 1}
     with pytest.raises(ValueError):
         known_player_name(log, "nobody")
-    ra = aivat(setup["a"].translated(), log, "leduc.nolimit.2p")
-    rb = aivat(setup["b"].translated(), log, "cfrp")
+    ra = aivat(translated(setup["a"]), log, "leduc.nolimit.2p")
+    rb = aivat(translated(setup["b"]), log, "cfrp")
     assert ra.chips_per_game == pytest.approx(-rb.chips_per_game)
     # the wrong strategy for a player: its actions are not all in the strategy's support
     with pytest.raises(ValueError, match="probability 0"):
-        aivat(setup["b"].translated(), log, "leduc.nolimit.2p")
+        aivat(translated(setup["b"]), log, "leduc.nolimit.2p")
 
 
 def test_cli(setup, capsys):
@@ -129,7 +130,7 @@ def test_cli(setup, capsys):
 
 def test_per_hand_values_in_log_order(setup):
     log = parse_log(setup["logs"][0].read_text())
-    r = aivat(setup["a"].translated(), log, "leduc.nolimit.2p")
+    r = aivat(translated(setup["a"]), log, "leduc.nolimit.2p")
     assert list(r.hand_numbers) == [h.hand_no for h in log.hands]
     seat = [h.names.index("leduc.nolimit.2p") for h in log.hands]
     assert list(r.values) == [h.values[p] for h, p in zip(log.hands, seat)]

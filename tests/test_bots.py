@@ -23,7 +23,7 @@ from agent.bots import (
     make_bot,
     pot_raise_to,
 )
-from agent.protocol import MatchState
+from agent.protocol.codec import MatchState
 from poker.cards import parse_cards
 from poker.game import load_game, shipped_games
 from poker.rng import MT19937, deal_hand

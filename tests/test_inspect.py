@@ -19,6 +19,7 @@ from poker.cards import card_from_str, deck_cards, format_cards, parse_cards
 from poker.game import load_game
 from poker.state import State
 from solver.chance import lossless_bucket
+from solver.play.player import bucket_fn, translated
 from solver.play.policy import TranslatedPolicy
 from solver.strategy_io import StrategyFile, open_strategy
 from solver.tree import build_tree, table_offsets
@@ -87,7 +88,7 @@ def test_root_distribution_is_the_stored_row(leduc, hand, capsys):
     assert main(["inspect", str(leduc), "--history", "", "--hand", hand, "--json"]) == 0
     doc = _json(capsys)
     f = open_strategy(leduc)
-    bucket = f.bucket_fn()(0, [card_from_str(hand)], ())
+    bucket = bucket_fn(f)(0, [card_from_str(hand)], ())
     assert doc["bucket"] == bucket == lossless_bucket(f.game, 0, [card_from_str(hand)], [])
     row = _row(f, 0, bucket)
     (path,) = doc["paths"]
@@ -111,7 +112,7 @@ def test_off_tree_raise_shows_the_mapping_mixture(leduc, capsys):
     assert main(["inspect", str(leduc), "--history", "r7", "--hand", "Ah", "--json"]) == 0
     doc = _json(capsys)
     f = open_strategy(leduc)
-    pol = f.translated()
+    pol = translated(f)
     kids, sizes = pol.raise_children(0)
     expected = {f.tree.action_label(kids[i]) if i != CALL else "c": p for i, p in map_bet(3.0, sizes)}
     assert set(expected) == {"r3", "r20"}
@@ -124,7 +125,7 @@ def test_off_tree_raise_shows_the_mapping_mixture(leduc, capsys):
         assert step["probability"] == pytest.approx(expected[p["abstract"]])
     # the mixture: each path's stored row, weighted, combined by the real action it becomes
     state = State.from_betting(f.game, "r7")
-    bucket = f.bucket_fn()(0, [card_from_str("Ah")], ())
+    bucket = bucket_fn(f)(0, [card_from_str("Ah")], ())
     mix: dict[str, float] = {}
     for p in doc["paths"]:
         row = _row(f, p["node"], bucket)
@@ -272,9 +273,6 @@ class _HoldemFile(StrategyFile):
 
     bucket: object = None
 
-    def bucket_fn(self):  # type: ignore[override]
-        return self.bucket
-
 
 @pytest.fixture
 def holdem_file(holdem, monkeypatch, tmp_path):
@@ -287,7 +285,8 @@ def holdem_file(holdem, monkeypatch, tmp_path):
         _tree=tree, _offset=offset,
     )
     f.bucket = bucket
-    monkeypatch.setattr(strategy_tables, "open_strategy", lambda path, **kw: f)
+    monkeypatch.setattr(strategy_tables, "open_playable", lambda path, **kw: f)
+    monkeypatch.setattr(insp, "bucket_fn", lambda sf: sf.bucket)
     return f
 
 

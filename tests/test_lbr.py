@@ -24,6 +24,7 @@ from solver.evaluation.lbr import (
     range_equity,
 )
 from solver.play.policy import range_query
+from solver.play.player import translated
 from solver.strategy_io import open_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
@@ -131,7 +132,7 @@ def test_against_random_and_raise_bots_runs():
 @pytest.mark.parametrize("name,hands", [("leduc.nolimit.2p", 300), ("holdem.nolimit.2p.short20", 60)])
 def test_against_a_strategy_the_range_is_a_bayes_distribution(name, hands):
     game = load_game(name)
-    policy = open_strategy(STRATEGIES / f"{name}.strategy", game=game).translated()
+    policy = translated(open_strategy(STRATEGIES / f"{name}.strategy", game=game))
     opp = StrategyOpponent(policy, seed=3, name=name)
     lbr = LocalBestResponse(game, opp, seed=3)
     checked = {"decisions": 0, "bayes": 0}

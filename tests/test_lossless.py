@@ -27,6 +27,7 @@ from solver.chance import (
     raw_lossless_bucket_counts,
 )
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.play.player import bucket_batch_fn, bucket_fn, translated
 from solver.problem import make_problem
 from solver.strategy_io import (
     ALIGN,
@@ -277,11 +278,11 @@ def test_new_files_record_the_numbering():
     f = loads_file(dumps(s, "f32"))
     assert f.cards == {"abstraction": "lossless", "numbering": "canonical", "buckets": [3, 15]}
     assert f.numbering == "canonical"
-    assert f.bucket_fn()(1, parse_cards("Ks"), parse_cards("Qh")) == lossless_bucket(
+    assert bucket_fn(f)(1, parse_cards("Ks"), parse_cards("Qh")) == lossless_bucket(
         f.game, 1, parse_cards("Ks"), parse_cards("Qh")
     )
     cards = np.array([parse_cards("KsQh"), parse_cards("KhQs"), parse_cards("QsKh")], dtype=np.uint8)
-    got = f.bucket_batch_fn()(1, cards)
+    got = bucket_batch_fn(f)(1, cards)
     assert got[0] == got[1] != got[2]
     back = f.to_strategy()
     assert back.problem.chance.numbering == "canonical"
@@ -299,9 +300,9 @@ def test_old_raw_files_still_load_and_play(path, tmp_path):
     want = {V1_KUHN: 0.0326870906683448, V2_LEDUC: 0.0915941483862553}[path]
     assert exploitability(None, s).exploitability == pytest.approx(want, abs=1e-12)
     # the player looks each hand up in the raw numbering: its row is the stored one
-    pol = f.translated()
+    pol = translated(f)
     game = f.game
-    batch = f.bucket_batch_fn()
+    batch = bucket_batch_fn(f)
     for hole, board in list(_deals(game, game.num_rounds - 1))[:40]:
         street = game.num_rounds - 1
         b = raw_lossless_bucket(game, street, hole, board)

@@ -15,7 +15,7 @@ import aiomqtt
 import pytest
 
 from agent.cli import main
-from agent.commands.match import PLAYER_MAPPING, parse_cpus
+from agent.commands.match import parse_cpus
 from poker.log import parse_log
 from tests.mqtt_broker import Broker
 
@@ -322,9 +322,52 @@ def test_no_aivat_and_a_failing_estimate_leave_the_match_as_it_was(tmp_path, cap
 
 
 def test_aivat_uses_the_players_translation():
-    import inspect
+    """A seat plays what its spec says (every option is on its command line), and the
+    policy AIVAT reads is that of the player opened from the same spec."""
+    from agent.cli import build_parser
+    from agent.commands.play import player_spec
+    from agent.players import PlayerSpec, open_for_play
 
-    from agent.strategy_player import StrategyPlayer, load_player
+    for options in ({}, {"purify": 0.05, "mapping": "geometric", "tables": "cached"}):
+        spec = PlayerSpec.parse(f"strategy:{LEDUC_STRATEGY}", **options)
+        args = build_parser().parse_args(["play", "--port", "1", *spec.play_args()])
+        assert player_spec(args) == spec
+        policy = open_for_play(spec).policy
+        assert (policy.mapping, policy.purify) == (spec.mapping, spec.purify)
 
-    assert inspect.signature(load_player).parameters["mapping"].default == PLAYER_MAPPING
-    assert inspect.signature(StrategyPlayer).parameters["mapping"].default == PLAYER_MAPPING
+
+def test_a_strategy_players_repairs_are_counted_and_reported(tmp_path, capsys):
+    """A blueprint whose sizes the real game clamps (0.1 pots is below the minimum raise,
+    a pot raise after random's big bets above the stack; no all-in in the tree, so random's
+    shoves are mapped to a size where the real game allows no raise): every repair is
+    counted in the player's --summary and in the match's JSON, and the client legalized
+    nothing after the player."""
+    import numpy as np
+
+    from poker.game import load_game
+    from solver.strategy_io import dumps_policy
+    from solver.tree import build_tree, table_offsets
+
+    game = load_game("leduc.nolimit.2p")
+    path = tmp_path / "small.strategy"
+    _, size = table_offsets(build_tree(game, "0.1p,1p"), [3, 15])
+    path.write_bytes(dumps_policy(game, "0.1p,1p", np.random.default_rng(2).random(size)))
+    log = tmp_path / "m.log"
+    argv = ["match", "leduc.nolimit.2p", "--players", f"strategy:{path}", "random", "--hands", "200",
+            "--seed", "1", "--quiet", "--no-aivat", "--log", str(log)]
+    assert main([*argv, "--json"]) == 0
+    me, bot = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["players"]
+    repaired = me["translation"]["repaired"]
+    assert repaired["min_raise"] > 0 and repaired["all_in"] > 0 and repaired["raise_to_call"] > 0
+    assert set(repaired) == {"min_raise", "all_in", "fold_to_check", "raise_to_call"}
+    assert me["legalized"] == 0
+    assert "translation" not in bot and "legalized" not in bot
+    written = json.loads(log.with_suffix(".player1.json").read_text())  # the player's own --summary
+    assert written["translation"]["repaired"] == repaired and written["legalized"] == 0
+    # the text report says it in one line
+    assert main(argv) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "repaired" in ln]
+    assert lines == [f"{me['name']}: {sum(repaired.values())} of its actions repaired to be legal "
+                     f"({repaired['min_raise']} raised to the minimum, {repaired['all_in']} lowered to all-in, "
+                     f"{repaired['fold_to_check']} folds made checks, {repaired['raise_to_call']} raises made "
+                     "calls); 0 changed by the client"]

@@ -276,3 +276,38 @@ def test_chips_of_a_three_way_split_read_back_exactly() -> None:
     for chips in (100 / 3, 2.5e-5 + 3, 7e15 + 0.5):
         text = format_chips(chips)
         assert "e" not in text.lower() and float(text) == chips
+
+
+# ---------------------------------------------------------------------------- a strategy seat
+
+
+def test_a_strategy_seat_opens_its_file_once_and_writes_its_summary(capsys, monkeypatch, tmp_path) -> None:
+    """``--strategy FILE`` without ``--game``: the file is read once (its game is the
+    match's), and ``--summary`` holds the client's count of legalized actions and the
+    player's translation and repair counts."""
+    import json
+    from collections import Counter
+
+    import solver.strategy_io as strategy_io
+
+    reads: Counter = Counter()
+    real = strategy_io._from_v3
+
+    def counted(buf, source, *args, **kwargs):
+        reads[source] += 1
+        return real(buf, source, *args, **kwargs)
+
+    monkeypatch.setattr(strategy_io, "_from_v3", counted)
+    path = ROOT / "strategies" / "leduc.limit.2p.strategy"
+    summary = tmp_path / "s.json"
+    dealer = _OurDealer(LEDUC, hands=30)
+    status, out, err = _play(["--port", str(dealer.port), "--strategy", str(path), "--hands", "30", "--seed", "2",
+                              "--summary", str(summary)], capsys)
+    dealer.join()
+    assert (status, err) == (0, []) and dealer.result.hands_played == 30
+    assert dict(reads) == {str(path): 1}
+    doc = json.loads(summary.read_text())
+    assert doc["bot"] == f"strategy:{path}" and doc["completed"] and doc["legalized"] == 0
+    t = doc["translation"]
+    assert t["hands_acted"] == 30 and t["decisions"] > 0
+    assert t["repaired"] == {"min_raise": 0, "all_in": 0, "fold_to_check": 0, "raise_to_call": 0}  # limit: none

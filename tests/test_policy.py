@@ -16,13 +16,14 @@ from hypothesis import strategies as st
 
 from abstraction.translation import mapping_probability
 from agent.cli import main
-from agent.protocol import MatchState
+from agent.protocol.codec import MatchState
 from agent.strategy_player import StrategyPlayer
 from poker.cards import deck_cards
 from poker.game import load_game, parse_game
 from poker.state import Action, ActionKind, State
 from solver.chance import build_chance, lossless_bucket, raw_lossless_bucket
-from solver.play.policy import HandWalk
+from solver.play.player import translated
+from solver.play.policy import HandWalk, Repair, TranslatedPolicy, TranslationCounts
 from solver.strategy_io import dumps_policy, loads_file
 from solver.tree import build_tree, table_offsets
 
@@ -36,7 +37,7 @@ def _policy(game, betting, seed=0, counts=None):
     counts = list(counts or (3, 15))
     _, size = table_offsets(tree, counts)
     table = np.random.default_rng(seed).random(size)
-    return loads_file(dumps_policy(game, betting, table)).translated()
+    return translated(loads_file(dumps_policy(game, betting, table)))
 
 
 def _state(game, betting):
@@ -80,6 +81,68 @@ def test_real_raise_to_is_sized_from_the_real_pot():
     # Facing 5 against 1: pot after calling 10, a pot raise is to 5 + 10 = 15 (a total)
     assert act == Action.raise_to(15)
     assert s.verify(act) == act
+
+
+def _child(pol, node, size=None, action=None):
+    """The child of ``node`` of raise ``size`` (pots; -1 the all-in), or of ``action``
+    (0 fold, 1 call)."""
+    if size is not None:
+        return next(c for c in pol.children(node) if pol.tree.action[c] == 2 and pol.tree.size[c] == size)
+    return next(c for c in pol.children(node) if pol.tree.action[c] == action)
+
+
+def test_every_repair_of_an_abstract_action_is_said():
+    """A real action that is not the abstract one as sized from the real pot says why:
+    raised to the minimum, lowered to all-in, a free fold checked, a raise not allowed
+    called; an action legal as it stands says nothing."""
+    pol = _policy(LEDUC_NL, "0.1p,1p,a")
+    root = State.new_hand(LEDUC_NL)  # 1 and 1 in, 19 behind each: the minimum raise is to 2
+    tenth, pot, all_in = (_child(pol, 0, size) for size in (0.1, 1.0, -1.0))
+    assert pol.realize(tenth, root) == (Action.raise_to(2), Repair.MIN_RAISE)  # 1 + 0.2 pots -> 1
+    assert pol.realize(pot, root) == (Action.raise_to(3), None)
+    assert pol.realize(all_in, root) == (Action.raise_to(20), None)
+    assert pol.realize(_child(pol, 0, action=1), root) == (Action.call(), None)
+    # after the abstract pot bet (to 3): the real bet was to 10 (pot after calling 20)
+    facing = pot
+    big = root.apply(Action.raise_to(10))
+    assert pol.realize(_child(pol, facing, 1.0), big) == (Action.raise_to(20), Repair.ALL_IN)  # 30 > 20
+    assert pol.realize(_child(pol, facing, action=0), big) == (Action.fold(), None)
+    # the real opponent checked: a fold is a check
+    checked = root.apply(Action.call())
+    assert pol.realize(_child(pol, facing, action=0), checked) == (Action.call(), Repair.FOLD_TO_CHECK)
+    # the real opponent is all-in: no raise is allowed, a raise is a call
+    shoved = root.apply(Action.raise_to(20))
+    assert pol.realize(_child(pol, facing, 1.0), shoved) == (Action.call(), Repair.RAISE_TO_CALL)
+    for child, state in ((tenth, root), (_child(pol, facing, 1.0), big), (_child(pol, facing, action=0), checked)):
+        assert pol.real_action(child, state) == pol.realize(child, state)[0]
+        assert state.verify(pol.real_action(child, state))
+    # limit: the one raise is never a repair
+    limit = load_game("leduc.limit.2p")
+    lpol = _policy(limit, None)
+    raise_child = next(c for c in lpol.children(0) if lpol.tree.action[c] == 2)
+    assert lpol.realize(raise_child, State.new_hand(limit))[1] is None
+
+
+def test_a_walk_counts_the_repairs_of_its_own_actions():
+    tree = build_tree(LEDUC_NL, "0.1p,1p")
+    offset, size = table_offsets(tree, [3, 15])
+    table = np.zeros(size)
+    for node in np.flatnonzero(tree.kind == 0):  # every row: the smallest raise, where there is one
+        kids = range(tree.child[node], tree.child[node] + tree.n_child[node])
+        pick = next((c for c in kids if tree.action[c] == 2), next(c for c in kids if tree.action[c] == 1))
+        for b in range((3, 15)[tree.street[node]]):
+            table[offset[node] + b * tree.n_child[node] + pick - tree.child[node]] = 1.0
+    pol = TranslatedPolicy(tree, offset, table, lambda street, hole, board: 0)
+    walk = _walk(pol, position=0)
+    act, _ = walk.decide(State.new_hand(LEDUC_NL), _hole(LEDUC_NL, 0), ())
+    assert act == Action.raise_to(2) and walk.counts.min_raise == 1 and walk.counts.repaired == 1
+    # the opponent shoves (mapped to 1p, the largest): our raise is a call
+    s = State.new_hand(LEDUC_NL).apply(act).apply(Action.raise_to(20))
+    act, _ = walk.decide(s, _hole(LEDUC_NL, 0), ())
+    assert act == Action.call() and walk.counts.raise_to_call == 1
+    assert walk.counts.to_dict()["repaired"] == {"min_raise": 1, "all_in": 0, "fold_to_check": 0, "raise_to_call": 1}
+    assert walk.copy().counts == walk.counts and walk.copy().counts is not walk.counts
+    assert TranslationCounts().to_dict()["repaired"] == dict.fromkeys([r.value for r in Repair], 0)
 
 
 def test_a_bet_between_two_sizes_maps_by_the_pseudo_harmonic_formula():
@@ -187,7 +250,7 @@ def test_purification_drops_small_probabilities():
     tree = build_tree(game, "1p,a")
     _, size = table_offsets(tree, [3, 15])
     file = loads_file(dumps_policy(game, "1p,a", np.random.default_rng(1).random(size)))
-    plain, pure = file.translated(), file.translated(purify=0.3)
+    plain, pure = translated(file), translated(file, purify=0.3)
     p, q = plain.probabilities(0, 2), pure.probabilities(0, 2)
     assert q.sum() == pytest.approx(1.0)
     assert all((qi == 0) == (pi < 0.3) for pi, qi in zip(p, q)) or q.max() == 1.0
@@ -314,7 +377,7 @@ def test_the_shipped_blueprint_is_never_illegal(data, seed):
     cards = data.draw(st.permutations(deck))
     holes = (tuple(cards[:2]), tuple(cards[2:4]))
     board = cards[4:7]
-    pol = file.translated()
+    pol = translated(file)
     walks = {p: _walk(pol, p, seed, 0) for p in (0, 1)}
     for s in _random_real_line(game, data, max_actions=16):
         if s.actor is None:
@@ -334,16 +397,24 @@ def _shipped_short20():
 
 
 def test_play_takes_the_strategy_files_game_by_default(tmp_path):
-    from argparse import Namespace
-
+    from agent.cli import build_parser
     from agent.commands.options import UserError
-    from agent.commands.play import game_of
+    from agent.commands.play import open_player, player_spec
 
     path = tmp_path / "l.strategy"
     tree = build_tree(LEDUC_NL, "1p,a")
     path.write_bytes(dumps_policy(LEDUC_NL, "1p,a", np.ones(table_offsets(tree, [3, 15])[1])))
-    assert game_of(Namespace(game=None, bot=f"strategy:{path}")) == LEDUC_NL
-    assert game_of(Namespace(game=None, bot="call")).name == "holdem.nolimit.2p.reverse_blinds"
-    assert game_of(Namespace(game="kuhn.limit.2p", bot=f"strategy:{path}")).name == "kuhn.limit.2p"
+
+    def game_of(*argv: str):
+        args = build_parser().parse_args(["play", "--port", "1", *argv])
+        return open_player(player_spec(args), args.game, args.seed)[0]
+
+    assert game_of("--bot", f"strategy:{path}") == LEDUC_NL
+    assert game_of("--strategy", str(path)) == LEDUC_NL
+    assert game_of("--bot", "call").name == "holdem.nolimit.2p.reverse_blinds"
+    assert game_of("--game", "kuhn.limit.2p", "--bot", "call").name == "kuhn.limit.2p"
+    assert game_of("--game", "leduc.nolimit.2p", "--bot", f"strategy:{path}") == LEDUC_NL
+    with pytest.raises(UserError, match="not kuhn.limit.2p"):  # --game is the dealer's: the file must be for it
+        game_of("--game", "kuhn.limit.2p", "--bot", f"strategy:{path}")
     with pytest.raises(UserError, match="missing.strategy"):
-        game_of(Namespace(game=None, bot=f"strategy:{tmp_path / 'missing.strategy'}"))
+        game_of("--bot", f"strategy:{tmp_path / 'missing.strategy'}")

@@ -13,6 +13,7 @@ import pytest
 from poker.cards import deck_cards
 from poker.state import Action, ActionKind, State
 from solver.play.policy import HandWalk, follow, range_query
+from solver.play.player import translated
 from solver.strategy_io import open_strategy
 
 STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
@@ -59,7 +60,7 @@ def _one_hand(policy, state, hole, board):
 @pytest.mark.parametrize("name,histories", [("leduc.nolimit.2p", 40), ("holdem.nolimit.2p.short20", 8)])
 def test_range_equals_the_one_hand_computation(name, histories):
     f = _file(name)
-    game, pol = f.game, f.translated()
+    game, pol = f.game, translated(f)
     rng = random.Random(5)
     deck = deck_cards(game.num_ranks, game.num_suits)
     for _ in range(histories):
@@ -83,7 +84,7 @@ def test_range_equals_the_one_hand_computation(name, histories):
 
 def test_range_is_what_the_player_draws():
     f = _file("leduc.nolimit.2p")
-    game, pol = f.game, f.translated()
+    game, pol = f.game, translated(f)
     s = State.from_betting(game, "r7")  # off the tree: a mixture of two abstract bets
     assert len(follow(pol, s)) == 2
     hole = (deck_cards(game.num_ranks, game.num_suits)[5],)
@@ -100,7 +101,7 @@ def test_range_is_what_the_player_draws():
 
 def test_range_query_refuses_what_it_cannot_answer():
     f = _file("leduc.nolimit.2p")
-    pol = f.translated()
+    pol = translated(f)
     with pytest.raises(ValueError, match="board cards"):
         range_query(pol, State.new_hand(f.game), (deck_cards(3, 2)[0],))
     with pytest.raises(ValueError, match="hand is over"):

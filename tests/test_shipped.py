@@ -73,7 +73,8 @@ def test_shipped_strategy_plays_a_match(path, tmp_path, capsys):
 
 
 def test_match_passes_bucket_tables_to_strategy_players(tmp_path, capsys):
-    from abstraction.card_abstraction import AbstractionParams, build_abstraction
+    from abstraction.build import build_abstraction
+    from abstraction.plan import AbstractionParams
 
     # the shipped 20-card strategy's own abstraction (its recipe), built in about a second
     tables = tmp_path / "short20"

@@ -23,12 +23,15 @@ import msgpack
 import numpy as np
 import pytest
 
-from abstraction.card_abstraction import AbstractionParams, CardAbstraction, build_abstraction
+from abstraction.build import build_abstraction
+from abstraction.card_abstraction import CardAbstraction
+from abstraction.plan import AbstractionParams
 from agent.cli import main
 from poker.game import load_game
 from solver.training.algorithms import solve
 from solver.evaluation.best_response import abstract_and_real_exploitability
 from solver.training.cfr import CFRPlusSolver
+from solver.play.player import bucket_fn, open_playable
 from solver.problem import Problem, make_problem
 from solver.strategy import Strategy
 from solver.strategy_io import (
@@ -785,7 +788,7 @@ def test_card_file_opens_without_the_directory(card_file: Path, builds, strategi
         assert alone is not None and not alone.tables_used and alone.directory is None
         assert alone.model_hash == ab.model_hash and alone.bucket_counts == [3, 3]
         assert sf.cards["directory"] == str(directory)  # recorded, not needed
-        bucket = sf.bucket_fn()
+        bucket = bucket_fn(sf)
         got = [bucket(st, hole, board) for st, hole, board in _leduc_pairs(ab)]
     finally:
         away.rename(directory)
@@ -804,16 +807,16 @@ def test_card_file_opens_without_the_directory(card_file: Path, builds, strategi
 
 def test_card_file_with_the_same_build_uses_its_tables(card_file: Path, builds) -> None:
     ab = builds["a"]
-    sf = open_strategy(card_file, tables=ab.directory)
+    sf = open_playable(card_file, tables=ab.directory)
     assert sf.abstraction is not None and sf.abstraction.tables_used
     assert sf.abstraction.directory == ab.directory and sf.abstraction.tables_note == ""
-    bucket = sf.bucket_fn()
+    bucket = bucket_fn(sf)
     assert [bucket(st, h, b) for st, h, b in _leduc_pairs(ab)] == [ab.lookup(h, b, st) for st, h, b in _leduc_pairs(ab)]
     # a copy of the same build elsewhere is the same model: its tables are used too
     copy_dir = ab.directory.with_name(ab.directory.name + ".copy")
     shutil.copytree(ab.directory, copy_dir)
     try:
-        again = open_strategy(card_file, tables=copy_dir)
+        again = open_playable(card_file, tables=copy_dir)
         assert again.abstraction is not None and again.abstraction.tables_used
     finally:
         shutil.rmtree(copy_dir)
@@ -822,16 +825,16 @@ def test_card_file_with_the_same_build_uses_its_tables(card_file: Path, builds) 
 @pytest.mark.parametrize("other", ["seed1", "b23"])
 def test_card_file_ignores_tables_of_another_build(card_file: Path, builds, other: str) -> None:
     ab, wrong = builds["a"], builds[other]
-    sf = open_strategy(card_file, tables=wrong.directory)
+    sf = open_playable(card_file, tables=wrong.directory)
     assert sf.abstraction is not None and not sf.abstraction.tables_used
     assert "model hash differs" in sf.abstraction.tables_note
-    bucket = sf.bucket_fn()
+    bucket = bucket_fn(sf)
     pairs = _leduc_pairs(ab)
     got = [bucket(st, h, b) for st, h, b in pairs]
     assert got == [ab.lookup(h, b, st) for st, h, b in pairs]  # the file's model, not the other tables
     assert got != [wrong.lookup(h, b, st) for st, h, b in pairs]  # which would bucket otherwise
     # tables that are not a build at all are ignored the same way
-    assert not open_strategy(card_file, tables=card_file.parent).abstraction.tables_used
+    assert not open_playable(card_file, tables=card_file.parent).abstraction.tables_used
 
 
 def test_card_file_with_a_damaged_model_is_refused(card_file: Path, tmp_path: Path) -> None:

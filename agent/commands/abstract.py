@@ -68,7 +68,8 @@ def _buckets(text: str) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     """Plan (``--dry-run``) or build the abstraction; returns the exit status."""
-    from abstraction.card_abstraction import AbstractionParams, build_abstraction, plan_build
+    from abstraction.build import build_abstraction
+    from abstraction.plan import AbstractionParams, plan_build
     from poker._sysinfo import available_memory_gib, peak_memory_gib
     from poker.game import load_game
 

@@ -19,14 +19,16 @@ import numpy as np
 from poker.game import load_game
 from solver.evaluation.best_response import Result, abstract_and_real_exploitability
 from solver.strategy_io import cards_record, describe_cards, load_strategy
+from solver.training.run import load_abstraction
 
-from .options import UserError
+from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
+from ..strategy_player import StrategyPlayer
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
 from .eval_png import add_png_option, write_png
-from .strategy_tables import add_tables_option, open_with_tables
-from .train import load_abstraction
+from .options import UserError
+from .strategy_tables import add_tables_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -181,8 +183,19 @@ def run_h2h(args: argparse.Namespace) -> int:
         raise UserError(f"--boards must be at least 1, got {args.boards}")
     if args.jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {args.jobs}")
-    fa = open_with_tables(args.a, args.tables, quiet=args.json)
-    fb = open_with_tables(args.b, args.tables, quiet=args.json)
+    players: dict[PlayerSpec, StrategyPlayer] = {}
+    try:
+        specs = [PlayerSpec.parse(f, tables=args.tables, mapping=args.mapping, bots=(), bare_files=True)
+                 for f in (args.a, args.b)]
+        for spec in specs:
+            if spec not in players:  # A against itself: the file opened once
+                player = open_for_play(spec, quiet=args.json)
+                assert isinstance(player, StrategyPlayer)
+                players[spec] = player
+    except ValueError as exc:  # a bad spec or file (StrategyFileError), a table build that cannot run
+        raise UserError(str(exc)) from None
+    pa, pb = players[specs[0]], players[specs[1]]
+    fa, fb = pa.strategy, pb.strategy
     if fa.game != fb.game:
         raise UserError(
             f"the files are for different games: {args.a} for {fa.game.name or 'one game'}, "
@@ -194,8 +207,7 @@ def run_h2h(args: argparse.Namespace) -> int:
             f"{fa.game.name} has {total:,} final boards, too many to evaluate every one: sample "
             "them with --boards N (the interval is over boards)"
         )
-    a = fa.translated(args.mapping)
-    b = fb.translated(args.mapping)
+    a, b = pa.policy, pb.policy
     todo = total if args.boards is None else min(args.boards, total)
     bar = Progress(todo, "h2h", unit=" boards", enabled=not args.quiet)
     try:

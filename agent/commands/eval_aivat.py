@@ -12,9 +12,11 @@ from pathlib import Path
 
 from abstraction.translation import MAPPINGS
 
+from ..players import PlayerSpec, open_for_play
+from ..strategy_player import StrategyPlayer
 from .options import UserError
 from .eval_png import add_png_option, write_png
-from .strategy_tables import add_tables_option, open_with_tables
+from .strategy_tables import add_tables_option
 
 
 def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -65,7 +67,6 @@ def run(args: argparse.Namespace) -> int:
     """Read the log, run AIVAT, print the result."""
     from poker.log import LogFormatError, parse_log
     from solver.evaluation.aivat import aivat, known_player_name
-    from solver.strategy_io import StrategyFileError
 
     try:
         text = Path(args.log).read_text()
@@ -73,10 +74,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read {args.log}: {exc}") from None
     try:
         log = parse_log(text)
-        strategy = open_with_tables(args.strategy, args.tables, quiet=args.json)
-        name = args.seat_name or known_player_name(log, Path(args.strategy).stem)
-        result = aivat(strategy.translated(args.mapping, args.purify), log, name, value=args.value)
-    except (LogFormatError, StrategyFileError, ValueError) as exc:
+        spec = PlayerSpec.parse(args.strategy, purify=args.purify, tables=args.tables, mapping=args.mapping,
+                                bots=(), bare_files=True)
+        player = open_for_play(spec, quiet=args.json)
+        assert isinstance(player, StrategyPlayer)
+        name = args.seat_name or known_player_name(log, spec.name)
+        result = aivat(player.policy, log, name, value=args.value)
+    except (LogFormatError, ValueError) as exc:  # a bad spec or file (StrategyFileError) too
         raise UserError(str(exc)) from None
     write_png(args.png, result.mbb_values, title=f"{result.player} in {result.game}", label="plain",
               second=result.aivat_mbb_values, second_label="AIVAT")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from poker.game import load_game
 
+from ..players import PlayerSpec, open_for_play
+from ..strategy_player import StrategyPlayer
 from .options import UserError
 from .eval_png import add_png_option, write_png
-from .strategy_tables import add_tables_option, open_with_tables
+from .strategy_tables import add_tables_option
 
 _DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
 _BOTS = ("fold", "call", "raise", "allin", "random")
@@ -67,16 +68,21 @@ def run(args: argparse.Namespace) -> int:
     if args.hands < 1:
         raise UserError("--hands must be at least 1")
     opponent: Opponent
-    if args.player in _BOTS:
+    try:
+        spec = PlayerSpec.parse(args.player, tables=args.tables, bots=_BOTS, bare_files=True)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if spec.bot is not None:
         game = load_game(args.game or _DEFAULT_GAME)
-        opponent = BlindOpponent(args.player, seed=args.seed)
+        opponent = BlindOpponent(spec.bot, seed=args.seed)
     else:
-        if not Path(args.player).exists():
-            raise UserError(f"{args.player!r} is neither a bot ({', '.join(_BOTS)}) nor a strategy file")
-        game = load_game(args.game) if args.game else None
-        strategy = open_with_tables(args.player, args.tables, game=game, quiet=args.json)
-        game = strategy.game
-        opponent = StrategyOpponent(strategy.translated(), seed=args.seed, name=str(args.player))
+        try:
+            player = open_for_play(spec, load_game(args.game) if args.game else None, quiet=args.json)
+        except ValueError as exc:  # StrategyFileError, a table build that cannot run
+            raise UserError(str(exc)) from None
+        assert isinstance(player, StrategyPlayer)
+        game = player.strategy.game
+        opponent = StrategyOpponent(player.policy, seed=args.seed, name=str(args.player))
     if game.num_players != 2:
         raise UserError(f"LBR is heads-up; {game.name} has {game.num_players} players")
     lbr = LocalBestResponse(game, opponent, actions=args.actions, samples=args.samples, seed=args.seed)

@@ -30,6 +30,7 @@ from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
 from poker.state import ActionKind, State
+from solver.play.player import bucket_fn, translated
 from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
 from solver.strategy_io import StrategyFile
 from solver.tree import Tree
@@ -536,7 +537,7 @@ def run(args: argparse.Namespace) -> int:
     state = parse_history(game, history)
     title = f"{game.name} {f.betting}  history {state.betting_string()!r}, player {state.actor} to act"
     if args.grid:
-        doc = preflop_grid(f.tree, f.offset, f.table, f.bucket_fn(), state, mapping=args.mapping)
+        doc = preflop_grid(f.tree, f.offset, f.table, bucket_fn(f), state, mapping=args.mapping)
         if args.png is not None:
             _draw_png(doc, args.show, args.png, title)
         if args.json:
@@ -552,7 +553,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     hole, board = _hand_and_board(args, game, state)
-    policy = f.translated(args.mapping)
+    policy = translated(f, args.mapping)
     try:
         bucket = int(policy.bucket(state.round, hole, board))
     except ValueError as exc:

@@ -1,8 +1,14 @@
 """``pokerbot match``: our dealer and one bot process per seat over loopback, one command.
 
-After the match, each strategy player's winnings are also estimated by AIVAT
-(:mod:`solver.evaluation.aivat`) from the match's own hands, with the translation, purification and
-bucket tables the player used; by default with ``--json`` (``--aivat`` / ``--no-aivat``).
+Each player is a spec (:class:`agent.players.PlayerSpec`) parsed once; the match process
+opens each strategy file once (:func:`agent.players.open_for_play`: the game checked,
+``--tables auto`` built into the cache) before anything starts, and each seat's
+``pokerbot play`` process gets the spec on its command line. After the match, each
+strategy player's winnings are also estimated by AIVAT (:mod:`solver.evaluation.aivat`)
+from the match's own hands, with the opened player's own translated policy (its
+translation, purification and bucket tables); by default with ``--json`` (``--aivat`` /
+``--no-aivat``). Each strategy player's entry also says how many of its actions it
+repaired to make them legal and how many the client had to legalize after it.
 """
 
 from __future__ import annotations
@@ -23,20 +29,14 @@ from typing import Any
 
 from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
+from solver.play.policy import TranslatedPolicy
 
-from solver.strategy_io import TABLES_AUTO, TABLES_CACHED, StrategyFileError, open_strategy
-
-from ..bots import BOTS, STRATEGY_PREFIX
+from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
+from ..strategy_player import StrategyPlayer
 from .options import UserError, add_mqtt_options, add_spin_option, mqtt_config, spin_us
-from .strategy_tables import add_tables_option, open_with_tables, tables_mode
-
-#: How a strategy player translates the opponent's bets: the player's default
-#: (:func:`agent.strategy_player.load_player`), which AIVAT must use too.
-PLAYER_MAPPING = "pseudo_harmonic"
-#: The purification strategy players are started with (``pokerbot play --purify``).
-PLAYER_PURIFY = 0.0
+from .strategy_tables import add_tables_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,7 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "A strategy:FILE player's entry also gets AIVAT's lower-variance estimate of its winnings\n"
             "(as 'pokerbot eval aivat LOG --strategy FILE' gives; with --duplicate the intervals are\n"
             "over deals), or the reason there is none: by default with --json, --aivat adds it to the\n"
-            "text report, --no-aivat skips it."
+            "text report, --no-aivat skips it. It also counts the player's own actions repaired to be\n"
+            "legal (translation.repaired: min_raise, all_in, fold_to_check, raise_to_call) and those\n"
+            "the client still had to legalize (legalized; the text report says them when nonzero)."
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -141,27 +143,31 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _names(bots: list[str]) -> list[str]:
+def _names(specs: list[PlayerSpec]) -> list[str]:
     """Seat names: the bot names (a strategy's file name without its suffix), numbered
-    where a bot plays more than one seat."""
+    where a player plays more than one seat."""
     names = []
-    for i, bot in enumerate(bots):
-        base = Path(bot[len(STRATEGY_PREFIX):]).stem if bot.startswith(STRATEGY_PREFIX) else bot
-        base = base.replace("|", "_").replace(":", "_").replace(" ", "_") or "strategy"
-        names.append(base if bots.count(bot) == 1 else f"{base}-{bots[: i + 1].count(bot)}")
+    for i, spec in enumerate(specs):
+        base = spec.name.replace("|", "_").replace(":", "_").replace(" ", "_") or "strategy"
+        names.append(base if specs.count(spec) == 1 else f"{base}-{specs[: i + 1].count(spec)}")
     return names
 
 
-def _check_players(bots: list[str], game: Game) -> None:
-    """Refuse, before anything starts, an unknown bot or a strategy file that cannot play ``game``."""
-    for bot in bots:
-        if bot.startswith(STRATEGY_PREFIX):
-            try:
-                open_strategy(bot[len(STRATEGY_PREFIX):], game=game)
-            except StrategyFileError as exc:
-                raise UserError(str(exc)) from None
-        elif bot not in BOTS:
-            raise UserError(f"unknown bot {bot!r}; choose one of {', '.join(sorted(BOTS))} or strategy:FILE")
+def _open_players(args: argparse.Namespace, game: Game) -> tuple[list[PlayerSpec], dict[PlayerSpec, StrategyPlayer]]:
+    """Every seat's spec, and each strategy player opened once (a spec that plays several
+    seats too): an unknown bot, a file that cannot play ``game`` or bucket tables that
+    cannot be built are refused before anything starts."""
+    try:
+        specs = [PlayerSpec.parse(text, tables=args.tables) for text in args.players]
+        opened: dict[PlayerSpec, StrategyPlayer] = {}
+        for spec in specs:
+            if spec.is_strategy and spec not in opened:
+                player = open_for_play(spec, game, quiet=args.quiet)
+                assert isinstance(player, StrategyPlayer)
+                opened[spec] = player
+    except ValueError as exc:  # PlayerSpecError, StrategyFileError, a table build that cannot run
+        raise UserError(str(exc)) from None
+    return specs, opened
 
 
 def _mqtt_argv(args: argparse.Namespace) -> list[str]:
@@ -188,21 +194,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--hands must be positive, not {args.hands}")
     if not 0 <= args.seed <= 0xFFFFFFFF:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
-    _check_players(args.players, game)
-    tables = tables_mode(args.tables)
-    if tables == TABLES_AUTO:
-        # built here, once, with progress bars; the players then find them in the cache
-        for bot in args.players:
-            if bot.startswith(STRATEGY_PREFIX):
-                open_with_tables(bot[len(STRATEGY_PREFIX):], TABLES_AUTO, game=game, quiet=args.quiet)
-        tables = TABLES_CACHED
+    specs, opened = _open_players(args, game)
     mqtt_config(args)  # check the broker address before starting anything
     spin = f"{spin_us(args):g}"
     if args.cpus is not None:
         _pin(args.cpus)  # the dealer and the players inherit it
     log_path: Path = args.log or Path("matches") / f"{game.name}.{args.seed}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    names = _names(args.players)
+    names = _names(specs)
     passes = game.num_players if args.duplicate else 1
     total = args.hands * passes
 
@@ -225,15 +224,15 @@ def run(args: argparse.Namespace) -> int:
             if len(port_line) != game.num_players:
                 dealer.wait(timeout=10)
                 raise UserError(f"the dealer did not start: {_tail(err_path)}")
-            for seat, (bot, port) in enumerate(zip(args.players, port_line)):
-                cmd = _cli("play", "--host", "127.0.0.1", "--port", port, "--bot", bot,
+            for seat, (spec, port) in enumerate(zip(specs, port_line)):
+                # 'auto' tables were built above: the seat finds them in the cache
+                cmd = _cli("play", "--host", "127.0.0.1", "--port", port, *spec.cached().play_args(),
                            "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32),
                            "--spin-us", spin)
                 if args.mqtt:
                     cmd += ["--name", names[seat], *_mqtt_argv(args)]
-                if bot.startswith(STRATEGY_PREFIX):
-                    cmd += ["--summary", str(_summary_path(log_path, seat)), "--purify", f"{PLAYER_PURIFY:g}"]
-                    cmd += ["--tables", "none" if tables is None else str(tables)]
+                if spec.is_strategy:
+                    cmd += ["--summary", str(_summary_path(log_path, seat))]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=player_err,
                                               preexec_fn=child_setup))
@@ -264,20 +263,19 @@ def run(args: argparse.Namespace) -> int:
     players = [by_name[n].to_json() if n in by_name else
                {"name": n, "hands": 0, "chips": 0.0, "mbb_per_game": 0.0, "ci95": [0.0, 0.0]}
                for n in names]
-    for seat, (entry, bot) in enumerate(zip(players, args.players)):
-        entry["bot"] = bot
-        if bot.startswith(STRATEGY_PREFIX):
-            entry["translation"] = _translation(_summary_path(log_path, seat))
+    for seat, (entry, text, spec) in enumerate(zip(players, args.players, specs)):
+        entry["bot"] = text
+        if spec.is_strategy:
+            entry["translation"], entry["legalized"] = _player_summary(_summary_path(log_path, seat))
     if args.aivat if args.aivat is not None else args.json:
         interrupted = False
-        for entry, bot in zip(players, args.players):
-            if not bot.startswith(STRATEGY_PREFIX):
+        for entry, spec in zip(players, specs):
+            if not spec.is_strategy:
                 continue
             if interrupted:
                 entry["aivat"] = {"error": "interrupted"}
                 continue
-            entry["aivat"] = _aivat_entry(log, game, bot[len(STRATEGY_PREFIX):], entry["name"], tables,
-                                          passes, quiet=args.quiet)
+            entry["aivat"] = _aivat_entry(log, opened[spec].policy, entry["name"], passes, quiet=args.quiet)
             interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
         "game": game.name,
@@ -304,26 +302,39 @@ def run(args: argparse.Namespace) -> int:
             if t:
                 print(f"{e['name']}: opponent actions {t['on_tree']} on the tree, {t['mapped']} mapped; "
                       f"{t['fallback']} of {t['decisions']} decisions fell back to check/call")
+                repaired = _repaired_line(e["name"], t["repaired"], e["legalized"])
+                if repaired:
+                    print(repaired)
         for e in players:
             if "aivat" in e:
                 print(_aivat_line(e["name"], e["aivat"]))
     return 0 if dealer.returncode == 0 else 1
 
 
-def _aivat_entry(log: MatchLog, game: Game, path: str, name: str, tables: str | Path | None, passes: int,
-                 *, quiet: bool) -> dict[str, Any]:
-    """AIVAT's estimate of the winnings of ``name``, who played the strategy at ``path``:
-    the keys of ``pokerbot eval aivat --json`` that say the estimate (intervals over
-    deals in a duplicate match whose deals the player played in full, else over hands),
-    or ``{"error": reason}``; a failure never fails the match."""
+def _repaired_line(name: str, repaired: dict[str, int], legalized: int | None) -> str | None:
+    """The text report's line on a strategy player's repaired actions, or None when the
+    player repaired none and the client legalized none."""
+    if not any(repaired.values()) and not legalized:
+        return None
+    return (f"{name}: {sum(repaired.values())} of its actions repaired to be legal "
+            f"({repaired['min_raise']} raised to the minimum, {repaired['all_in']} lowered to all-in, "
+            f"{repaired['fold_to_check']} folds made checks, {repaired['raise_to_call']} raises made calls); "
+            f"{'?' if legalized is None else legalized} changed by the client")
+
+
+def _aivat_entry(log: MatchLog, policy: TranslatedPolicy, name: str, passes: int, *,
+                 quiet: bool) -> dict[str, Any]:
+    """AIVAT's estimate of the winnings of ``name``, who played ``policy`` (the opened
+    player's own): the keys of ``pokerbot eval aivat --json`` that say the estimate
+    (intervals over deals in a duplicate match whose deals the player played in full,
+    else over hands), or ``{"error": reason}``; a failure never fails the match."""
     from solver.evaluation.aivat import aivat  # the solver's evaluation only when asked
 
     start = time.perf_counter()
     total = sum(1 for h in log.hands if name in h.names)
     bar = Progress(total, f"aivat {name}", unit=" hands", enabled=not quiet)
     try:
-        strategy = open_strategy(path, game=game, tables=tables)
-        result = aivat(strategy.translated(PLAYER_MAPPING, PLAYER_PURIFY), log, name, progress=bar.update)
+        result = aivat(policy, log, name, progress=bar.update)
     except KeyboardInterrupt:
         return {"error": "interrupted"}
     except Exception as exc:  # noqa: BLE001 - the match's result stands without the estimate
@@ -371,14 +382,18 @@ def _summary_path(log_path: Path, seat: int) -> Path:
     return log_path.with_suffix(f".player{seat + 1}.json")
 
 
-def _translation(path: Path) -> dict[str, object] | None:
-    """The translation counts a strategy player wrote at its end (None if it wrote none)."""
+def _player_summary(path: Path) -> tuple[dict[str, Any] | None, int | None]:
+    """What a strategy player wrote at its end: its translation counts (with the repairs
+    of its own actions) and the number of its actions the client legalized; (None, None)
+    if it wrote nothing."""
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
-        return None
-    t = doc.get("translation") if isinstance(doc, dict) else None
-    return t if isinstance(t, dict) else None
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    t, legalized = doc.get("translation"), doc.get("legalized")
+    return (t if isinstance(t, dict) else None), (legalized if isinstance(legalized, int) else None)
 
 
 class _HandCounter:

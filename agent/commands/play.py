@@ -1,4 +1,12 @@
-"""``pokerbot play``: connect a bot to an ACPC dealer and play one match."""
+"""``pokerbot play``: connect a bot to an ACPC dealer and play one match.
+
+The seat's player is a spec (:class:`agent.players.PlayerSpec`: ``--bot NAME``, or
+``--bot strategy:FILE`` / ``--strategy FILE`` with ``--purify``, ``--mapping`` and
+``--tables``) opened once (:func:`agent.players.open_for_play`). ``--summary FILE``
+writes the result as JSON: the chips, how many actions the client had to make legal
+(``legalized``) and, for a strategy, its translation counts and the repairs of its own
+actions (``translation``).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from abstraction.translation import MAPPINGS
 from poker._atomic import atomic_write_bytes
 from poker.game import Game, load_game
-from solver.strategy_io import open_strategy
 
 from .. import eventloop
-from ..bots import BOTS, STRATEGY_PREFIX, UnknownBotError, make_player
-from ..strategy_player import StrategyPlayer
+from ..bots import BOTS, Bot
 from ..client import ClientError, MatchSummary, play_match
-from ..protocol import MatchState, ProtocolError
+from ..players import DEFAULT_MAPPING, PlayerSpec, open_for_play
+from ..strategy_player import StrategyPlayer
+from ..protocol.codec import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
 from .options import (
     UserError,
@@ -27,7 +36,7 @@ from .options import (
     positive_int,
     spin_us,
 )
-from .strategy_tables import add_tables_option, tables_mode
+from .strategy_tables import add_tables_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -67,10 +76,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="play a strategy file written by 'pokerbot train' (the same as --bot strategy:FILE)")
     p.add_argument("--purify", type=float, default=0.0, metavar="T",
                    help="strategy: drop actions below probability T and renormalize (default 0: none)")
+    p.add_argument("--mapping", choices=MAPPINGS, default=DEFAULT_MAPPING,
+                   help=f"strategy: how opponent bets are translated (default {DEFAULT_MAPPING})")
     add_tables_option(p, "cached")
     p.add_argument("--summary", type=Path, metavar="FILE",
-                   help="write a JSON summary at the end (chips, hands and, for a strategy, its "
-                        "translation counts)")
+                   help="write a JSON summary at the end (chips, hands, actions the client made "
+                        "legal and, for a strategy, its translation and repair counts)")
     p.add_argument("--game", default=None,
                    help="the game the dealer runs (shipped name or .game file; default: a "
                         "strategy's own game, else holdem.nolimit.2p.reverse_blinds)")
@@ -90,11 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None) -> MatchSummary:
+async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None,
+                name: str) -> MatchSummary:
     if mqtt is None:
         return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
                                 spin_us=args.spin_us, read_timeout=args.read_timeout)
-    async with Telemetry(mqtt, args.name or args.bot) as tel:
+    async with Telemetry(mqtt, name) as tel:
 
         def on_hand(ms: MatchState, chips: float) -> None:
             tel.publish_hand(
@@ -111,32 +123,43 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
 DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
 
 
-def game_of(args: argparse.Namespace) -> Game:
-    """The match's game: ``--game``, else the strategy file's own game, else
-    :data:`DEFAULT_GAME`."""
-    if args.game is not None:
-        return load_game(args.game)
-    if args.bot.startswith(STRATEGY_PREFIX):
-        try:
-            return open_strategy(args.bot[len(STRATEGY_PREFIX):]).game
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    return load_game(DEFAULT_GAME)
+def player_spec(args: argparse.Namespace) -> PlayerSpec:
+    """The seat's spec: ``--strategy FILE``, else ``--bot`` (a name or ``strategy:FILE``),
+    with the options."""
+    options = {"purify": args.purify, "tables": args.tables, "mapping": args.mapping}
+    try:
+        if args.strategy is not None:
+            return PlayerSpec.parse(args.strategy, bots=(), bare_files=True, **options)
+        return PlayerSpec.parse(args.bot, **options)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None) -> tuple[Game, Bot]:
+    """The match's game and the seat's player, its file opened once: the game is
+    ``game_name`` (``--game``; a strategy for another game is refused), else a strategy's
+    own game, else :data:`DEFAULT_GAME`."""
+    game = load_game(game_name) if game_name is not None else None
+    if game is None and not spec.is_strategy:
+        game = load_game(DEFAULT_GAME)
+    try:
+        bot = open_for_play(spec, game, seed=seed)
+    except ValueError as exc:  # StrategyFileError, UnknownBotError, a table build that cannot run
+        raise UserError(str(exc)) from None
+    if game is None:
+        assert isinstance(bot, StrategyPlayer)
+        game = bot.strategy.game
+    return game, bot
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
     spin_us(args)
-    if args.strategy is not None:
-        args.bot = f"strategy:{args.strategy}"
-    game = game_of(args)
-    try:
-        bot = make_player(args.bot, game, args.seed, purify=args.purify, tables=tables_mode(args.tables))
-    except (UnknownBotError, ValueError) as exc:  # StrategyFileError is a ValueError
-        raise UserError(str(exc)) from None
+    spec = player_spec(args)
+    game, bot = open_player(spec, args.game, args.seed)
     mqtt = mqtt_config(args)
     try:
-        summary = eventloop.run(_play(args, game, bot, mqtt))
+        summary = eventloop.run(_play(args, game, bot, mqtt, args.name or spec.text))
     except (ClientError, ProtocolError) as exc:
         print(f"pokerbot play: error: {exc}", file=sys.stderr)
         partial = getattr(exc, "summary", None)
@@ -148,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerbot play: error: {why}", file=sys.stderr)
     print(summary)
     if args.summary is not None:
-        doc: dict[str, Any] = {"bot": args.bot, "completed": why is None, "summary": str(summary)}
+        doc: dict[str, Any] = {"bot": spec.text, "completed": why is None, "summary": str(summary),
+                               "legalized": summary.legalized}
         if isinstance(bot, StrategyPlayer):
             doc["translation"] = bot.summary()
         atomic_write_bytes(args.summary, (json.dumps(doc) + "\n").encode())

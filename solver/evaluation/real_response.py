@@ -429,8 +429,8 @@ def translated_policy(
     strategy: Strategy, mapping: str = "pseudo_harmonic", purify: float = 0.0
 ) -> TranslatedPolicy:
     """The translated player of a solver's ``strategy`` (lossless buckets, or the card
-    abstraction its problem was built with), as :meth:`StrategyFile.translated
-    <solver.strategy_io.StrategyFile.translated>` makes it from a file."""
+    abstraction its problem was built with), as :func:`solver.play.player.translated`
+    makes it from a file."""
     p = strategy.problem
     game = p.game
     bucket: BucketFn

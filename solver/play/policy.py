@@ -15,7 +15,9 @@ the abstract tree and answers with the blueprint's action probabilities:
 * an abstract action becomes a legal real action from the *real* pot and bets
   (:meth:`TranslatedPolicy.real_action`): a raise of the blueprint's pot fraction of the
   real pot as a raise-to, clamped into the real legal range; a fold where checking is
-  free becomes a check; a raise where the real game allows none becomes a call.
+  free becomes a check; a raise where the real game allows none becomes a call. Each
+  such repair is said (:class:`Repair`, :meth:`TranslatedPolicy.realize`) and a player
+  counts them (:class:`TranslationCounts`).
 
 Where the tree cannot follow (:class:`HandWalk`), the player checks or calls, and never
 folds; each such decision is counted as a *fallback*. That happens after a real raise
@@ -35,8 +37,10 @@ mapping's outcomes with their probabilities, for exact computations over the mix
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from itertools import combinations
 from typing import Any
 
@@ -56,6 +60,7 @@ __all__ = [
     "BucketFn",
     "HandWalk",
     "Range",
+    "Repair",
     "TranslatedPolicy",
     "TranslationCounts",
     "after_opponent",
@@ -71,6 +76,16 @@ _ACT_FOLD, _ACT_CALL, _ACT_RAISE = 0, 1, 2
 _STREAM_MAP, _STREAM_ACT = 0, 1
 
 
+class Repair(Enum):
+    """Why the real action of an abstract one is not what the blueprint chose
+    (:meth:`TranslatedPolicy.realize`); the value names the count in JSON."""
+
+    MIN_RAISE = "min_raise"  # the raise, sized from the real pot, was below the minimum: raised to it
+    ALL_IN = "all_in"  # it was above the stack: lowered to all-in
+    FOLD_TO_CHECK = "fold_to_check"  # a fold where checking was free: a check
+    RAISE_TO_CALL = "raise_to_call"  # a raise where the real game allows none: a call
+
+
 @dataclass
 class TranslationCounts:
     """How a player's hands went through the tree.
@@ -78,21 +93,36 @@ class TranslationCounts:
     ``on_tree``: opponent actions the tree holds exactly (a fold, a call, a raise of one of
     the abstract sizes); ``mapped``: opponent raises translated to other sizes, or to a
     call; ``fallback``: own decisions the tree could not answer (the player checked or
-    called); ``decisions``: own decisions in all.
+    called); ``decisions``: own decisions in all. The repairs of own actions
+    (:class:`Repair`): ``min_raise``, ``all_in``, ``fold_to_check``, ``raise_to_call``.
     """
 
     on_tree: int = 0
     mapped: int = 0
     fallback: int = 0
     decisions: int = 0
+    min_raise: int = 0
+    all_in: int = 0
+    fold_to_check: int = 0
+    raise_to_call: int = 0
 
-    def to_dict(self) -> dict[str, int]:
-        """Plain data for JSON."""
+    def count(self, repair: Repair) -> None:
+        """Count one own action repaired by ``repair``."""
+        setattr(self, repair.value, getattr(self, repair.value) + 1)
+
+    @property
+    def repaired(self) -> int:
+        """Own actions repaired, in all."""
+        return sum(getattr(self, r.value) for r in Repair)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: the counts, the repairs under ``"repaired"``."""
         return {
             "on_tree": self.on_tree,
             "mapped": self.mapped,
             "fallback": self.fallback,
             "decisions": self.decisions,
+            "repaired": {r.value: getattr(self, r.value) for r in Repair},
         }
 
 
@@ -261,6 +291,29 @@ class TranslatedPolicy:
         assert p is not None
         return Action.raise_to(real_raise_to(self._size[child], state.spent, p, lo, hi, self.snap))
 
+    def realize(self, child: int, state: State) -> tuple[Action, Repair | None]:
+        """:meth:`real_action`, and the repair that made it legal: None where the abstract
+        action is the real one as it stands (a raise sized from the real pot inside the
+        legal range, snapped to all-in near it as the tree was built, the all-in, a
+        limit raise)."""
+        action = self.real_action(child, state)
+        a = self._action[child]
+        if a == _ACT_CALL:
+            return action, None
+        if action.kind is ActionKind.CALL:
+            return action, Repair.FOLD_TO_CHECK if a == _ACT_FOLD else Repair.RAISE_TO_CALL
+        size = self._size[child]
+        if a == _ACT_FOLD or math.isnan(size) or size == ALL_IN:
+            return action, None
+        p = state.actor
+        assert p is not None
+        wanted = real_raise_to(size, state.spent, p, 0, sys.maxsize)  # the raise-to before the legal range
+        if wanted < (state.min_raise_to or 0):
+            return action, Repair.MIN_RAISE
+        if wanted > (state.max_raise_to or 0):
+            return action, Repair.ALL_IN
+        return action, None
+
 
 @dataclass
 class HandWalk:
@@ -342,7 +395,10 @@ class HandWalk:
         child = pol._child[self.node] + i
         if own:
             self._own[k] = child
-        return pol.real_action(child, state), probs
+        action, repair = pol.realize(child, state)
+        if repair is not None:
+            self.counts.count(repair)
+        return action, probs
 
 
 @dataclass
