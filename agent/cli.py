@@ -23,8 +23,13 @@ class MissingCommandError(ImportError):
     """A subcommand listed in :data:`COMMANDS` whose module cannot be found."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every available subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand, or with the one named ``only``.
+
+    Parsing a subcommand's arguments needs its own parser alone, and importing every
+    command module would load what the others need (numba, the solver): a process
+    started as ``pokerbot play`` or ``pokerbot dealer`` for a match would spend most of
+    its start-up on that."""
     parser = argparse.ArgumentParser(
         prog="pokerbot",
         description="Heads-up poker bot: ACPC rules, card abstraction, CFR training, ACPC play.",
@@ -32,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f"agent.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -48,12 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    # The command is the first argument when there is one (no top-level option takes a value).
+    only = args_list[0] if args_list and args_list[0] in COMMANDS else None
     try:
-        parser = build_parser()
+        parser = build_parser(only)
     except MissingCommandError as exc:
         print(exc, file=sys.stderr)
         return 1
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

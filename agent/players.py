@@ -30,7 +30,6 @@ from solver.play.player import TABLE_MODES, TABLES_AUTO, TABLES_CACHED, Tables, 
 
 from .bots import BOTS, Bot, make_bot
 from .progress import StageBars
-from .strategy_player import StrategyPlayer
 
 __all__ = [
     "DEFAULT_MAPPING",
@@ -206,6 +205,9 @@ def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | Non
     """
     if spec.strategy is None:
         return make_bot(str(spec.bot), seed)
+    # Imported here: a bot's process never loads the solver's policy and kernels.
+    from .strategy_player import StrategyPlayer
+
     bars = TableBars(str(spec.strategy), enabled=not quiet)
     try:
         sf = open_playable(spec.strategy, game=game, tables=spec.tables, progress=bars)

@@ -35,6 +35,10 @@ OMPEval (and b-inary's holdem-hand-evaluator), written anew here:
 The tables (about 340 KB, so they stay in L2) are built at import by plain numpy in
 about 50 ms, then frozen into the kernels as constants, so :func:`rank_cards` and
 :func:`eval7_njit` can be called from any other ``@njit`` code with just the cards.
+numba itself is imported, and the kernels compiled or loaded from its cache, the first
+time one of them is asked for: :func:`evaluate` and :func:`evaluate_trusted` rank hands
+in plain Python over the same tables, so a process that needs only those (the dealer,
+a client) starts without numba.
 The builder lives in this file on purpose: editing it also invalidates numba's cache
 of the kernels that embed the tables.
 
@@ -59,11 +63,11 @@ From another kernel::
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
 
 from .cards import DECK_SIZE, CardError, format_cards
 
@@ -316,10 +320,28 @@ _U_BUCKET_MASK = np.uint64((1 << _BUCKET_BITS) - 1)
 _SUIT_MAJOR_BITS = np.array([1 << ((c & 3) * 16 + (c >> 2)) for c in range(DECK_SIZE)], np.int64)
 
 # ---------------------------------------------------------------- njit kernels
+#
+# Written as plain functions (``_<name>_py``) and wrapped with numba by :func:`_jit` the
+# first time a kernel is asked for (the module's ``__getattr__``; :func:`evaluate_batch`
+# and :func:`exhaustive_category_counts` ask themselves): the dealer and the client rank
+# hands in plain Python (:func:`evaluate_trusted`) and never pay for importing numba. The
+# kernels call one another by their wrapped names, which numba resolves when it compiles.
+
+#: The kernels by name, and the options numba compiles each with.
+_KERNELS: dict[str, dict[str, bool | str]] = {
+    "_flush_suit": {"inline": "always"},
+    "_nonflush_rank": {"inline": "always"},
+    "rank_cards": {},
+    "eval7_njit": {},
+    "_batch_serial": {},
+    "_batch_parallel": {"parallel": True},
+    "_exhaustive_hist": {},
+}
+_JIT_LOCK = threading.Lock()
 
 
-@njit(cache=True, inline="always")
-def _flush_suit(key: np.uint64) -> int:
+
+def _flush_suit_py(key: np.uint64) -> int:
     """The suit whose counter in ``key`` shows 5+ cards."""
     low = np.int64(key & np.uint64(0xFFFF))
     for s in range(3):
@@ -328,15 +350,13 @@ def _flush_suit(key: np.uint64) -> int:
     return 3
 
 
-@njit(cache=True, inline="always")
-def _nonflush_rank(key: np.uint64) -> int:
+def _nonflush_rank_py(key: np.uint64) -> int:
     """Rank of a hand whose key shows no flush: perfect-hash lookup of its rank multiset."""
     slot = (key >> _U_SLOT_SHIFT) ^ _DISPLACEMENT[(key >> _U_BUCKET_SHIFT) & _U_BUCKET_MASK]
     return int(_HASH_RANKS[slot])
 
 
-@njit(cache=True)
-def rank_cards(cards: np.ndarray, n: int) -> int:
+def _rank_cards_py(cards: np.ndarray, n: int) -> int:
     """Rank of the hand ``cards[:n]`` (1 <= n <= 7 distinct cards in 0..51); njit-callable.
 
     ``cards`` is a 1-D integer array (uint8 is the natural type). Meant for other
@@ -359,8 +379,7 @@ def rank_cards(cards: np.ndarray, n: int) -> int:
     return _nonflush_rank(key)
 
 
-@njit(cache=True)
-def eval7_njit(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> int:
+def _eval7_njit_py(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> int:
     """Rank of the 7-card hand c0..c6 (distinct cards in 0..51); njit-callable.
 
     The fast path for other kernels (showdowns, equity loops). Unchecked, like
@@ -388,8 +407,7 @@ def eval7_njit(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) ->
     return _nonflush_rank(key)
 
 
-@njit(cache=True)
-def _batch_serial(hands: np.ndarray, out: np.ndarray) -> int:
+def _batch_serial_py(hands: np.ndarray, out: np.ndarray) -> int:
     """``out[i]`` = rank of row i of ``hands`` (uint8[n, k]); returns rows with a non-card."""
     bad = 0
     k = hands.shape[1]
@@ -408,8 +426,7 @@ def _batch_serial(hands: np.ndarray, out: np.ndarray) -> int:
     return bad
 
 
-@njit(cache=True, parallel=True)
-def _batch_parallel(hands: np.ndarray, out: np.ndarray) -> int:
+def _batch_parallel_py(hands: np.ndarray, out: np.ndarray) -> int:
     """:func:`_batch_serial` with the rows split over numba's threads."""
     k = hands.shape[1]
     bad = 0
@@ -425,8 +442,7 @@ def _batch_parallel(hands: np.ndarray, out: np.ndarray) -> int:
     return bad
 
 
-@njit(cache=True)
-def _exhaustive_hist(hist: np.ndarray) -> None:
+def _exhaustive_hist_py(hist: np.ndarray) -> None:
     """Add every 7-card hand of the 52-card deck to ``hist[rank]``.
 
     Incremental: each loop level carries the key sum (and suit-major card mask) of the
@@ -458,6 +474,27 @@ def _exhaustive_hist(hist: np.ndarray) -> None:
                                 else:
                                     r = _nonflush_rank(key)
                                 hist[r] += 1
+
+
+def _jit() -> None:
+    """Import numba and put every kernel's compiled form under its own name (once)."""
+    with _JIT_LOCK:
+        if "rank_cards" in globals():
+            return
+        from numba import njit, prange
+
+        space = globals()
+        space["prange"] = prange  # read by _batch_parallel when numba compiles it
+        for name, options in _KERNELS.items():
+            space[name] = njit(cache=True, **options)(space[f"_{name.lstrip('_')}_py"])
+
+
+def __getattr__(name: str) -> object:
+    """The njit kernels (:data:`_KERNELS`), wrapped on first use."""
+    if name in _KERNELS:
+        _jit()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- Python API
@@ -579,7 +616,9 @@ def evaluate_batch(hands: np.ndarray, parallel: bool = False) -> np.ndarray:
         hands = hands.astype(np.uint8)
     hands = np.ascontiguousarray(hands)
     out = np.empty(hands.shape[0], np.int32)
-    bad = (_batch_parallel if parallel else _batch_serial)(hands, out)
+    _jit()
+    kernel = globals()["_batch_parallel" if parallel else "_batch_serial"]
+    bad = kernel(hands, out)
     if bad:
         row = int(np.flatnonzero(out < 0)[0])
         raise CardError(f"{bad} hand(s) hold cards outside 0..51; first is row {row}: {hands[row].tolist()}")
@@ -600,7 +639,8 @@ def exhaustive_category_counts() -> ExhaustiveCounts:
     Expected: 23,294,460 high cards .. 41,584 straight flushes, 4,824 distinct ranks.
     """
     hist = np.zeros(1 << 16, np.int64)
-    _exhaustive_hist(hist)
+    _jit()
+    globals()["_exhaustive_hist"](hist)
     per_cat = np.bincount(np.arange(hist.size) >> CATEGORY_SHIFT, weights=hist, minlength=16)
     return ExhaustiveCounts(
         category_counts=per_cat[: STRAIGHT_FLUSH + 1].astype(np.int64),

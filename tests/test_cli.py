@@ -18,9 +18,23 @@ def test_a_missing_command_module_fails_loudly(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(cli, "COMMANDS", ("game", "replay"))
     with pytest.raises(cli.MissingCommandError, match="agent/commands/replay.py"):
         cli.build_parser()
-    assert cli.main(["game"]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'replay'" in err and "missing" in err
+    for argv in (["replay"], ["--help"]):  # the command itself, or the full list of commands
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "'replay'" in err and "missing" in err
+
+
+def test_a_command_parses_with_its_own_parser_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """``pokerbot game`` builds only its own parser, and its errors and help read as with
+    the full parser."""
+    only = cli.build_parser("game")
+    sub = next(a for a in only._actions if a.dest == "command")
+    assert list(sub.choices) == ["game"]
+    assert cli.main(["game", "no-such-game"]) == 2
+    assert capsys.readouterr().err.startswith("pokerbot game: error:")
+    with pytest.raises(SystemExit):
+        cli.main(["game", "--help"])
+    assert capsys.readouterr().out.startswith("usage: pokerbot game")
 
 
 def test_an_import_error_inside_a_command_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -308,6 +308,7 @@ def test_a_strategy_seat_opens_its_file_once_and_writes_its_summary(capsys, monk
     assert dict(reads) == {str(path): 1}
     doc = json.loads(summary.read_text())
     assert doc["bot"] == f"strategy:{path}" and doc["completed"] and doc["legalized"] == 0
+    assert doc["polling"] == {**doc["polling"], "auto": False, "spin_us": 0.0}  # as _play asks
     t = doc["translation"]
     assert t["hands_acted"] == 30 and t["decisions"] > 0
     assert t["repaired"] == {"min_raise": 0, "all_in": 0, "fold_to_check": 0, "raise_to_call": 0}  # limit: none

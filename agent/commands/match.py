@@ -35,7 +35,7 @@ from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
 from ..strategy_player import StrategyPlayer
-from .options import UserError, add_mqtt_options, add_spin_option, mqtt_config, spin_us
+from .options import UserError, add_mqtt_options, add_spin_option, mqtt_config, spin_choice
 from .strategy_tables import add_tables_option
 
 
@@ -196,9 +196,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--seed {args.seed} is not in 0..4294967295")
     specs, opened = _open_players(args, game)
     mqtt_config(args)  # check the broker address before starting anything
-    spin = f"{spin_us(args):g}"
     if args.cpus is not None:
         _pin(args.cpus)  # the dealer and the players inherit it
+    # Decided once for every process of the match, after pinning: the probe then times the
+    # round trips on the CPUs the match will run on.
+    polling = spin_choice(args)
+    spin = f"{polling.spin_us:g}"
     log_path: Path = args.log or Path("matches") / f"{game.name}.{args.seed}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     names = _names(specs)
@@ -285,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
         "log": str(log_path),
         "completed": dealer.returncode == 0,
         "players": players,
+        "polling": polling.to_json(),
     }
     if args.json:
         print(json.dumps(summary))

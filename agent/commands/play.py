@@ -24,7 +24,6 @@ from .. import eventloop
 from ..bots import BOTS, Bot
 from ..client import ClientError, MatchSummary, play_match
 from ..players import DEFAULT_MAPPING, PlayerSpec, open_for_play
-from ..strategy_player import StrategyPlayer
 from ..protocol.codec import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
 from .options import (
@@ -147,6 +146,8 @@ def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None
     except ValueError as exc:  # StrategyFileError, UnknownBotError, a table build that cannot run
         raise UserError(str(exc)) from None
     if game is None:
+        from ..strategy_player import StrategyPlayer  # a strategy's: the solver is loaded
+
         assert isinstance(bot, StrategyPlayer)
         game = bot.strategy.game
     return game, bot
@@ -172,8 +173,12 @@ def run(args: argparse.Namespace) -> int:
     print(summary)
     if args.summary is not None:
         doc: dict[str, Any] = {"bot": spec.text, "completed": why is None, "summary": str(summary),
-                               "legalized": summary.legalized}
-        if isinstance(bot, StrategyPlayer):
+                               "legalized": summary.legalized,
+                               "polling": summary.polling.to_json() if summary.polling else None}
+        if spec.is_strategy:
+            from ..strategy_player import StrategyPlayer
+
+            assert isinstance(bot, StrategyPlayer)
             doc["translation"] = bot.summary()
         atomic_write_bytes(args.summary, (json.dumps(doc) + "\n").encode())
     return 0 if why is None else 1

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from poker.game import Game
 from solver.play.player import Tables, open_playable
-from solver.strategy_io import StrategyFile, StrategyFileError
 
 from ..players import PlayerSpecError, TableBars, parse_tables
 from .options import UserError
+
+if TYPE_CHECKING:  # the format is imported where a file is opened (see agent.players)
+    from poker.game import Game
+    from solver.strategy_io import StrategyFile
 
 __all__ = ["add_tables_option", "open_with_tables", "tables_mode"]
 
@@ -54,6 +57,8 @@ def open_with_tables(
     """Open the strategy file ``path`` with ``--tables`` value ``tables`` (for looking into
     it; players are opened by :func:`agent.players.open_for_play`); errors (a bad file, a
     table build that cannot run) become one line."""
+    from solver.strategy_io import StrategyFileError
+
     mode = tables_mode(tables)
     bars = TableBars(str(path), enabled=not quiet)
     try:

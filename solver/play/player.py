@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from poker.game import Game
-
-from ..chance import BucketBatchFn, lossless_bucket, lossless_indexer, raw_lossless_bucket
-from ..strategy_io import StrategyFile, open_strategy
-from .policy import BucketFn, TranslatedPolicy
-
+# What opens and plays a file (the format, the chance layer's numbering, the policy; with
+# them numba) is imported by the functions that need it: reading the table modes of a
+# player spec (agent.players) must not load the solver's kernels.
 if TYPE_CHECKING:
     from abstraction.build import ProgressFn
+    from poker.game import Game
+
+    from ..chance import BucketBatchFn
+    from ..strategy_io import StrategyFile
+    from .policy import BucketFn, TranslatedPolicy
 
 __all__ = [
     "TABLES_AUTO",
@@ -94,6 +96,8 @@ def open_playable(
     ``game``: refuse a file for another game) and attach its bucket tables
     (:func:`attach_tables`). Raises :class:`solver.strategy_io.StrategyFileError` on a bad
     file and ``ValueError`` on a table build that cannot run, each one line."""
+    from ..strategy_io import open_strategy
+
     sf = open_strategy(path, game=game)
     attach_tables(sf, tables, progress=progress)
     return sf
@@ -103,6 +107,8 @@ def bucket_fn(sf: StrategyFile) -> BucketFn:
     """``bucket(street, hole, board)`` from the cards: the lossless numbering (canonical
     classes, or an older file's raw pairs), or the card abstraction (its tables where
     attached, else computed from the model)."""
+    from ..chance import lossless_bucket, raw_lossless_bucket
+
     ab = sf.abstraction
     if ab is None:
         game = sf.game
@@ -120,6 +126,8 @@ def bucket_batch_fn(sf: StrategyFile) -> BucketBatchFn:
     attached, else computed from the model, each suit-isomorphism class once), or the
     lossless numbering (the hand indexer on the whole batch; an older file's raw
     numbering hand by hand)."""
+    from ..chance import lossless_indexer, raw_lossless_bucket
+
     ab = sf.abstraction
     if ab is not None:
         return lambda street, cards: ab.lookup_batch(cards, street)
@@ -140,5 +148,7 @@ def translated(sf: StrategyFile, mapping: str = "pseudo_harmonic", purify: float
     tree and table, :func:`bucket_fn` and :func:`bucket_batch_fn`; ``mapping``: the action
     translation (:data:`abstraction.translation.MAPPINGS`); ``purify``: drop actions below
     this probability and renormalize."""
+    from .policy import TranslatedPolicy
+
     return TranslatedPolicy(sf.tree, sf.offset, sf.table, bucket_fn(sf), mapping=mapping, purify=purify,
                             bucket_batch=bucket_batch_fn(sf))
