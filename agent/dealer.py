@@ -23,9 +23,12 @@ timer per wait implements the response limit.
 
 Cost per hand: a fast match's CPU goes to waking the three processes up in turn (each
 write to a sleeping process wakes it, across CPUs on a virtual machine) and to Python per
-line. So a step's messages are written only to the seat that must answer next; every
-other seat's are held back and go out with its next message, when it is to act (or all
-at the end of the match, or once :data:`HELD_LINES` wait). Every seat still receives every
+line. Where the dealer may use one CPU only (``--cpus`` of ``pokerbot match``, or any
+affinity of one CPU; :func:`hold_back_by_default`), the processes take turns on that CPU
+and every copy sent to a seat that is not to act costs a switch for nothing: there a
+step's messages are written only to the seat that must answer next, and every other
+seat's are held back and go out with its next message, when it is to act (or all at the
+end of the match, or once :data:`HELD_LINES` wait). Every seat still receives every
 state, in order, and whoever must answer gets its state at once; the others read theirs
 a little later. Heads-up, that is one write and one wake-up per action instead of two,
 and no bare TCP acknowledgements (the answer carries them): 16 segments a hand instead
@@ -33,14 +36,16 @@ of 31 for ``call`` against ``call``. Log lines are written after the messages;
 ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 
 Deliberate differences from the reference dealer: the version line is waited for at
-most ``--start-timeout`` (or the response limit), where the reference waits for ever; and
-a seat that is not to act reads its copies of the states when it is next to act.
+most ``--start-timeout`` (or the response limit), where the reference waits for ever; and,
+when the dealer holds messages back, a seat that is not to act reads its copies of the
+states when it is next to act.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import sys
 import time
@@ -86,6 +91,28 @@ class DealerConfig:
     # when the clients are other processes and waking up is slow ("auto": where this
     # machine's probe says so, agent.eventloop.resolve_spin; ``pokerbot dealer`` decides so).
     spin_us: SpinSetting = 0.0
+    # Hold a seat's messages back until it is to act (None: where the dealer may use one
+    # CPU only, hold_back_by_default).
+    hold_back: bool | None = None
+
+
+def hold_back_by_default() -> bool:
+    """Whether the dealer holds back the messages of seats not to act: where it may run
+    on one CPU only (Linux affinity; elsewhere never).
+
+    Measured on the 2-vCPU development VM, ``call`` against ``call`` (``python
+    bench/match_throughput.py --quick``, three runs each way): all three processes on one
+    CPU played 1,635 to 1,823 hands a second holding back against 1,164 to 1,184 writing
+    every copy at once, at 0.56 to 0.59 ms of CPU a hand; spread over two idle CPUs,
+    writing every copy at once was faster (2,372 to 2,380 hands a second with polling,
+    1,302 to 1,388 without, against 1,939 to 2,100 and 1,005 to 1,266 holding back): a
+    copy the seat reads while the other seat thinks keeps its CPU awake, and its next
+    wake-up comes cheaper.
+    """
+    try:
+        return len(os.sched_getaffinity(0)) == 1
+    except (AttributeError, OSError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -229,6 +256,7 @@ class Dealer:
         self._timer: asyncio.TimerHandle | None = None
         #: How the dealer polls its seats (the probe's verdict for ``spin_us="auto"``).
         self.polling = resolve_spin(config.spin_us)
+        self.hold_back = hold_back_by_default() if config.hold_back is None else config.hold_back
         self._spin_s = self.polling.spin_us * 1e-6 if CAN_POLL else 0.0
 
     # -- output
@@ -284,15 +312,15 @@ class Dealer:
         lines.clear()
 
     def _flush(self) -> list[Output]:
-        """Write what must go out now: the outbox of the seat to act (the match waits for
-        it), and every outbox once the match is over. Another seat's messages are held
-        back and go out with its next message: a seat reads its states when it has to
-        answer, so every action costs one write and one wake-up, not one per seat
-        (:data:`HELD_LINES` bounds what is held)."""
+        """Write what must go out now: every outbox, or, holding back, the outbox of the
+        seat to act (the match waits for it), and every outbox once the match is over.
+        Another seat's held messages go out with its next message: a seat reads its
+        states when it has to answer, so every action costs one write and one wake-up,
+        not one per seat (:data:`HELD_LINES` bounds what is held)."""
         match = self.match
         acting = match.acting_seat
         outbox = self._outbox
-        if acting is not None and not match.over:
+        if self.hold_back and acting is not None and not match.over:
             more = self._write_outbox(acting, outbox[acting])
             for s in self._others[acting]:
                 if len(outbox[s]) > HELD_LINES:

@@ -51,3 +51,27 @@ def test_an_import_error_inside_a_command_is_not_hidden(monkeypatch: pytest.Monk
     monkeypatch.setattr(cli.importlib, "import_module", fake)
     with pytest.raises(ModuleNotFoundError, match="nosuchdependency"):
         cli.build_parser()
+
+
+def _helps(parser: "object", prefix: list[str]) -> list[list[str]]:
+    """Every command line whose --help argparse can print: each subcommand, recursively."""
+    import argparse
+
+    out = [prefix]
+    for action in parser._actions:  # type: ignore[attr-defined]
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out += _helps(sub, [*prefix, name])
+    return out
+
+
+def test_every_help_text_reads_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """No help shows a doubled percent sign (argparse interpolates help strings, not
+    descriptions, so '%%' in a description is printed as it is)."""
+    lines = _helps(cli.build_parser(), [])
+    assert ["eval", "h2h"] in lines and ["match"] in lines
+    for argv in lines:
+        with pytest.raises(SystemExit):
+            cli.main([*argv, "--help"])
+        out = capsys.readouterr().out
+        assert out.startswith("usage: pokerbot") and "%%" not in out, argv

@@ -15,6 +15,7 @@ Timeouts are generous and ports ephemeral, so the tests hold on a loaded 2-core 
 from __future__ import annotations
 
 import asyncio
+import os
 import io
 import json
 import random
@@ -349,16 +350,18 @@ def _reading_thread(port: int, out: dict) -> None:
     out.update(reads=reads, hands=conn.hands, chips=conn.chips)
 
 
-def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path) -> None:
-    """The dealer holds a seat's messages back until that seat must answer (and writes
-    them all at the end): each read but the last brings a state to answer, every message
-    still arrives in order, and the log is the in-process dealer's."""
+@pytest.mark.parametrize("hold_back", [True, False])
+def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path, hold_back: bool) -> None:
+    """Holding back, the dealer writes a seat's messages only when that seat must answer
+    (and all at the end): each read but the last brings a state to answer. Not holding
+    back, copies also come while the other seat is to act. Either way every message
+    arrives in order and the log is the in-process dealer's."""
     import threading
 
     async def run() -> tuple:
         loop = asyncio.get_running_loop()
         ports: asyncio.Future[list[int]] = loop.create_future()
-        cfg = _config(hands=30, log_path=tmp_path / "held.log")
+        cfg = _config(hands=30, log_path=tmp_path / "held.log", hold_back=hold_back)
         dealer = asyncio.ensure_future(run_dealer(cfg, stdout=io.StringIO(), stderr=io.StringIO(),
                                                   on_ports=ports.set_result))
         seats = await asyncio.wait_for(asyncio.shield(ports), MATCH_TIMEOUT)
@@ -374,11 +377,31 @@ def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path) -> None:
     result, seen, summary = asyncio.run(run())
     assert result.exit_status == 0 and result.hands_played == 30
     reads = seen["reads"]
-    assert all(reads[:-1]) and not reads[-1]  # (the last read: the final states, then EOF)
+    if hold_back:
+        assert all(reads[:-1]) and not reads[-1]  # (the last read: the final states, then EOF)
+    else:
+        # the other seat's actions arrive on their own (each read is what was there: a
+        # few may come together, so only some reads need to be without a turn)
+        assert reads.count(False) > 10
     assert seen["hands"] == summary.hands == 30
     assert [seen["chips"], summary.chips] == pytest.approx(list(result.totals))
     expected = _call_everything(DealerMatch(NL2, num_hands=30, seed=5, names=["p1", "p2"]))
     assert (tmp_path / "held.log").read_text().splitlines()[4:] == expected
+
+
+def test_holding_back_is_the_default_on_one_cpu() -> None:
+    """hold_back_by_default follows this process's CPU affinity (a child process, pinned)."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])} if sys.argv[2] == '1' else "
+            "os.sched_getaffinity(0)); from agent.dealer import hold_back_by_default; "
+            "print(hold_back_by_default(), len(os.sched_getaffinity(0)))")
+    cpu = min(os.sched_getaffinity(0))
+    for pin in ("1", "0"):
+        out = subprocess.run([sys.executable, "-c", code, str(cpu), pin], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parents[1], check=True).stdout.split()
+        assert out[0] == str(int(out[1]) == 1)
 
 
 def test_silent_client_times_out_cleanly() -> None:

@@ -148,7 +148,7 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
             "every hand pair, every real action either player takes and every translation "
             "draw, with their probabilities (no hands are sampled). Without --boards every "
             "final board is evaluated and the value is exact; with --boards N, N final boards "
-            "are sampled uniformly (without replacement) and the 95%% interval is over boards."
+            "are sampled uniformly (without replacement) and the 95% interval is over boards."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(

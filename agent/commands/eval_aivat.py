@@ -31,7 +31,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "probabilities), with a checked-down equity value function (by default "
             "of the known player's hand against the opponent's actual hand, which the log "
             "shows). Unbiased; prints "
-            "the plain and the AIVAT estimate in mbb/g of the known player with 95%% "
+            "the plain and the AIVAT estimate in mbb/g of the known player with 95% "
             "intervals over hands and the variance reduction."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,

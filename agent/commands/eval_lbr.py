@@ -33,7 +33,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
             "with the seats alternating on shared deals. At each decision LBR takes the "
             "action of its street's set with the highest value against the opponent's "
             "range (Bayes-updated from the strategy's action probabilities), assuming the "
-            "hand is then checked down. Reports LBR's winnings in mbb/g with a 95%% interval."
+            "hand is then checked down. Reports LBR's winnings in mbb/g with a 95% interval."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(

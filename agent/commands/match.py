@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Start our ACPC dealer and one 'pokerbot play' process per seat, talking over "
             "loopback sockets; wait for the match and report, per player, the hands, chips "
-            "won and mbb/g with a 95%% confidence interval (over duplicate deals with "
+            "won and mbb/g with a 95% confidence interval (over duplicate deals with "
             "--duplicate)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
