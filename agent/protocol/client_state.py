@@ -243,8 +243,10 @@ class ClientConnection:
         if action is _CALL_ACTION:  # legal whenever an answer is owed
             return f"{ms.text}:c\r\n".encode("ascii")
         limit = self.game.is_limit
-        text = legalize(ms.state, action).to_acpc(limit)
-        if not isinstance(action, Action) or action.to_acpc(limit) != text:
+        legal = legalize(ms.state, action)
+        text = legal.to_acpc(limit)
+        # legalize returns the very action it was given when that was legal
+        if legal is not action and (not isinstance(action, Action) or action.to_acpc(limit) != text):
             self.legalized += 1
         return f"{ms.text}:{text}\r\n".encode("ascii")
 

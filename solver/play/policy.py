@@ -279,38 +279,32 @@ class TranslatedPolicy:
     def real_action(self, child: int, state: State) -> Action:
         """The legal real action for abstract ``child`` in the real ``state`` (see the
         module docstring)."""
-        a = self._action[child]
-        if a == _ACT_FOLD:
-            return Action.fold() if state.can_fold() else Action.call()
-        if a == _ACT_CALL:
-            return Action.call()
-        lo, hi = state.min_raise_to, state.max_raise_to
-        if lo is None or hi is None:
-            return Action.call()
-        p = state.actor
-        assert p is not None
-        return Action.raise_to(real_raise_to(self._size[child], state.spent, p, lo, hi, self.snap))
+        return self.realize(child, state)[0]
 
     def realize(self, child: int, state: State) -> tuple[Action, Repair | None]:
         """:meth:`real_action`, and the repair that made it legal: None where the abstract
         action is the real one as it stands (a raise sized from the real pot inside the
         legal range, snapped to all-in near it as the tree was built, the all-in, a
         limit raise)."""
-        action = self.real_action(child, state)
         a = self._action[child]
+        if a == _ACT_FOLD:
+            return (Action.fold(), None) if state.can_fold() else (Action.call(), Repair.FOLD_TO_CHECK)
         if a == _ACT_CALL:
-            return action, None
-        if action.kind is ActionKind.CALL:
-            return action, Repair.FOLD_TO_CHECK if a == _ACT_FOLD else Repair.RAISE_TO_CALL
-        size = self._size[child]
-        if a == _ACT_FOLD or math.isnan(size) or size == ALL_IN:
-            return action, None
+            return Action.call(), None
+        lo, hi = state.min_raise_to, state.max_raise_to
+        if lo is None or hi is None:
+            return Action.call(), Repair.RAISE_TO_CALL
         p = state.actor
         assert p is not None
+        size = self._size[child]
+        to = real_raise_to(size, state.spent, p, lo, hi, self.snap)
+        action = Action.raise_to(to)
+        if lo < to < hi or math.isnan(size) or size == ALL_IN:
+            return action, None  # strictly inside the range (nothing clamped), or not sized
         wanted = real_raise_to(size, state.spent, p, 0, sys.maxsize)  # the raise-to before the legal range
-        if wanted < (state.min_raise_to or 0):
+        if wanted < lo:
             return action, Repair.MIN_RAISE
-        if wanted > (state.max_raise_to or 0):
+        if wanted > hi:
             return action, Repair.ALL_IN
         return action, None
 
