@@ -28,7 +28,7 @@ from ..problem import Problem, make_problem
 from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy import Strategy
 from .tcfr import TargetedCFRSolver
-from .loop import train
+from .loop import check_budget, train
 from .vector_cfr import Algorithm, VectorCFRSolver
 
 __all__ = [
@@ -95,12 +95,7 @@ def solve(
     >>> solve("kuhn.limit.2p", "cfr+", iterations=10).iterations
     10
     """
-    if iterations is None and seconds is None:
-        raise ValueError("give iterations=N or seconds=T (or both)")
-    if iterations is not None and iterations < 0:
-        raise ValueError(f"iterations {iterations} must not be negative")
-    if seconds is not None and seconds < 0:
-        raise ValueError(f"seconds {seconds} must not be negative")
+    check_budget(iterations, seconds)
     problem = make_problem(
         game, betting, bucket_fn=bucket_fn, bucket_counts=bucket_counts, strength=strength
     )

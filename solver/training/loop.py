@@ -77,6 +77,15 @@ def stop_on_signals(
             signal.signal(sig, handler)
 
 
+def check_budget(iterations: int | None, seconds: float | None) -> None:
+    """Raise ``ValueError`` unless at least one budget is given and none is negative."""
+    if iterations is None and seconds is None:
+        raise ValueError("give iterations=N or seconds=T (or both)")
+    if iterations is not None and iterations < 0:
+        raise ValueError(f"iterations {iterations} must not be negative")
+    if seconds is not None and seconds < 0:
+        raise ValueError(f"seconds {seconds} must not be negative")
+
 def train(
     solver: Any,
     *,
@@ -100,12 +109,7 @@ def train(
     tables may then hold an interrupted batch only partly counted, so a run resumed from
     there is statistically, not bit-for-bit, the uninterrupted one.
     """
-    if iterations is None and seconds is None:
-        raise ValueError("give iterations=N or seconds=T (or both)")
-    if iterations is not None and iterations < 0:
-        raise ValueError(f"iterations {iterations} must not be negative")
-    if seconds is not None and seconds < 0:
-        raise ValueError(f"seconds {seconds} must not be negative")
+    check_budget(iterations, seconds)
     if batch is not None and batch < 1:
         raise ValueError(f"batch {batch} must be at least 1")
     res = TrainResult()
