@@ -23,7 +23,9 @@
    until its line comes, ``any_cpu_polling`` with both polling for the default budget
    first (:func:`agent.eventloop.busy_read`). Every action of a match has such a round
    trip on its critical path; polling avoids the sleep, and so the wake-up, which is what
-   makes a round trip across CPUs slow on a virtual machine.
+   makes a round trip across CPUs slow on a virtual machine. ``loopback_round_trip_cpu_us``:
+   the CPU time of both processes per round trip (Linux; ``null`` elsewhere), the floor
+   under a match's CPU per hand that no protocol code can go below.
 3. The client's own CPU time per decision, excluding the bot: the sans-IO client is fed
    the dealer lines of a recorded reference match and answers every owed state with a
    call; each decision is charged for reading every line since the previous one, then
@@ -59,6 +61,16 @@ GAME = "holdem.nolimit.2p.reverse_blinds"
 TRANSCRIPT = ROOT / "tests" / "data" / "acpc" / "transcripts" / (
     "holdem.nolimit.2p.reverse_blinds.example_vs_example.seat1.txt"
 )
+
+
+def _process_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of the running process ``pid`` so far: ``utime +
+    stime`` in ``/proc/<pid>/stat`` (Linux; ``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # fields 14 and 15 of proc(5)
 
 
 def _children_cpu(pid: int) -> float | None:
@@ -141,10 +153,11 @@ def echo(port: int, poll_us: float) -> None:
             sock.sendall(data)
 
 
-def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> float:
+def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> tuple[float, float | None]:
     """Mean microseconds for a 60-byte line to go to an echo process over loopback TCP and
-    back (both processes on CPU ``cpu`` if given); each side polls for ``poll_us`` before it
-    sleeps (:func:`agent.eventloop.busy_read`)."""
+    back (both processes on CPU ``cpu`` if given), and the CPU microseconds both processes
+    spent per round trip (``None`` where ``/proc`` is missing); each side polls for
+    ``poll_us`` before it sleeps (:func:`agent.eventloop.busy_read`)."""
     saved = os.sched_getaffinity(0) if cpu is not None else None
     if cpu is not None:
         os.sched_setaffinity(0, {int(cpu)})  # the echo process inherits it
@@ -167,15 +180,19 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> f
 
             for _ in range(trips // 10):  # warm up
                 trip()
+            child_cpu0, cpu0 = _process_cpu(child.pid), time.process_time()
             t0 = time.perf_counter()
             for _ in range(trips):
                 trip()
             elapsed = time.perf_counter() - t0
+            own_cpu, child_cpu1 = time.process_time() - cpu0, _process_cpu(child.pid)
         child.wait(timeout=10)
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
-    return elapsed / trips * 1e6
+    # the child's CPU comes in clock ticks (10 ms): thousands of trips keep that small
+    both = None if child_cpu0 is None or child_cpu1 is None else own_cpu + child_cpu1 - child_cpu0
+    return elapsed / trips * 1e6, None if both is None else both / trips * 1e6
 
 
 def client_overhead(decisions: int) -> list[float]:
@@ -212,12 +229,11 @@ def main() -> None:
         call_0 = throughput("call", short, long, work, None, ("--spin-us", "0"))
         call_p = throughput("call", short, long, work, None, ("--spin-us", f"{DEFAULT_SPIN_US:g}"))
     trips = 5_000 if args.quick else 20_000
-    rtt = {
-        "any_cpu": round(round_trip_us(trips), 1),
-        "any_cpu_polling": round(round_trip_us(trips, poll_us=DEFAULT_SPIN_US), 1),
-    }
+    trip_runs = {"any_cpu": round_trip_us(trips), "any_cpu_polling": round_trip_us(trips, poll_us=DEFAULT_SPIN_US)}
     if one_cpu is not None:
-        rtt["one_cpu"] = round(round_trip_us(trips, one_cpu), 1)
+        trip_runs["one_cpu"] = round_trip_us(trips, one_cpu)
+    rtt = {key: round(wall, 1) for key, (wall, _) in trip_runs.items()}
+    rtt_cpu = {key: None if cpu is None else round(cpu, 1) for key, (_, cpu) in trip_runs.items()}
     overhead = client_overhead(20_000 if args.quick else 200_000)
 
     def ms(value: float | None) -> float | None:
@@ -246,6 +262,7 @@ def main() -> None:
         "cpu_ms_per_hand_call_polling": ms(call_p["cpu_ms"]),
         "startup_s": round(call["startup_s"], 2),
         "loopback_round_trip_us": rtt,
+        "loopback_round_trip_cpu_us": rtt_cpu,
         "client_overhead_us_median": round(statistics.median(overhead), 2),
         "client_overhead_us_p90": round(statistics.quantiles(overhead, n=10)[-1], 2),
         "hands": {"short": short, "long": long},
