@@ -338,7 +338,7 @@ _KERNELS: dict[str, dict[str, bool | str]] = {
     "_exhaustive_hist": {},
 }
 _JIT_LOCK = threading.Lock()
-
+_jitted = False
 
 
 def _flush_suit_py(key: np.uint64) -> int:
@@ -478,8 +478,11 @@ def _exhaustive_hist_py(hist: np.ndarray) -> None:
 
 def _jit() -> None:
     """Import numba and put every kernel's compiled form under its own name (once)."""
+    global _jitted
+    if _jitted:  # no lock on the batch API's every call
+        return
     with _JIT_LOCK:
-        if "rank_cards" in globals():
+        if _jitted:
             return
         from numba import njit, prange
 
@@ -487,6 +490,7 @@ def _jit() -> None:
         space["prange"] = prange  # read by _batch_parallel when numba compiles it
         for name, options in _KERNELS.items():
             space[name] = njit(cache=True, **options)(space[f"_{name.lstrip('_')}_py"])
+        _jitted = True  # set last: every kernel is in place once it reads True
 
 
 def __getattr__(name: str) -> object:

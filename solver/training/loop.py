@@ -86,6 +86,7 @@ def check_budget(iterations: int | None, seconds: float | None) -> None:
     if seconds is not None and seconds < 0:
         raise ValueError(f"seconds {seconds} must not be negative")
 
+
 def train(
     solver: Any,
     *,
