@@ -14,15 +14,23 @@ import pytest
 from poker.cards import deck_cards
 from poker.evaluator import evaluate
 from poker.game import load_game
+from poker.rng import Dealer
 from poker.state import ActionKind, State
+from abstraction.betting import parse_betting
+from solver.chance import lossless_bucket
 from solver.evaluation.lbr import (
     BlindOpponent,
     LocalBestResponse,
     StrategyOpponent,
     default_action_spec,
+    leak_action_spec,
     parse_action_set,
     range_equity,
 )
+from solver.evaluation.leaks import all_in_decisions, planted_policy
+from solver.evaluation.real_response import real_best_response_value
+from solver.play.policy import TranslatedPolicy
+from solver.problem import make_problem
 from solver.play.policy import range_query
 from solver.play.player import translated
 from solver.strategy_io import open_strategy
@@ -89,6 +97,29 @@ def test_action_sets():
     for bad in ("", "f/c", "c/x", "c/c/c/c/c"):
         with pytest.raises(ValueError):
             parse_action_set(bad, HOLDEM)
+
+
+def test_min_raise_token():
+    assert parse_action_set("fcm", HOLDEM)[0] == [("f", 0.0), ("c", 0.0), ("m", 0.0)]
+    lbr = LocalBestResponse(HOLDEM, BlindOpponent("call"), actions="cm")
+    state = State.new_hand(HOLDEM)
+    assert [a.amount for a in lbr._candidates(state)] == [None, state.min_raise_to]
+    state = state.apply(lbr._candidates(state)[1])  # a min-raise, then the other's min re-raise
+    assert lbr._candidates(state)[1].amount == state.min_raise_to > state.max_spent
+
+
+def test_leak_preset_comes_from_the_strategy_tree():
+    betting = parse_betting("0.5p,1p,2p,a/1p,a,cap3;0.5p,1p,a/1p,a,cap2")  # the shipped full-deck tree
+    assert leak_action_spec(betting, HOLDEM) == (
+        "f,c,m,0.25p,0.71p,1.41p,4p,a/" + "/".join(["f,c,m,0.25p,0.71p,2p,a"] * 3))
+    game = load_game("leduc.nolimit.2p")
+    policy = translated(open_strategy(STRATEGIES / "leduc.nolimit.2p.strategy", game=game))
+    lbr = LocalBestResponse(game, StrategyOpponent(policy), actions="leaks")
+    assert lbr.action_spec == leak_action_spec(policy.tree.betting, game)
+    assert ("m", 0.0) in lbr.action_set[1] and ("a", 0.0) in lbr.action_set[1]
+    with pytest.raises(ValueError, match="betting tree"):
+        LocalBestResponse(game, BlindOpponent("call"), actions="leaks")
+    assert leak_action_spec(betting, load_game("leduc.limit.2p")) == "fcp/fcp"
 
 
 def test_always_fold_gives_exactly_the_blinds():
@@ -218,3 +249,85 @@ def test_per_hand_values_for_plots():
     half = 1.96 * deals.std(ddof=1) / np.sqrt(deals.size)
     assert r.ci95 == pytest.approx((r.mbb_per_game - half, r.mbb_per_game + half))
     assert "values" not in r.to_dict()  # the JSON stays a summary
+
+
+# ---------------------------------------------------------------- exact LBR, planted leaks
+
+LEDUC = load_game("leduc.nolimit.2p")
+
+
+def _random_leduc_policy(betting: str, seed: int) -> TranslatedPolicy:
+    """Every abstract action with positive probability, a capped tree: the fallbacks and
+    every mapping rule get exercised."""
+    p = make_problem(LEDUC, betting)
+    table = np.random.default_rng(seed).uniform(0.05, 1.0, p.size)
+    return TranslatedPolicy(p.tree, p.offset, table,
+                            lambda street, hole, board: lossless_bucket(LEDUC, street, hole, board))
+
+
+@pytest.mark.parametrize("which", ["shipped", "random capped"])
+def test_exact_lbr_never_exceeds_the_exact_best_response(which):
+    if which == "shipped":
+        policy = translated(open_strategy(STRATEGIES / "leduc.nolimit.2p.strategy", game=LEDUC))
+    else:
+        policy = _random_leduc_policy("0.5p,1p,a/1p,a,cap2", seed=3)
+    br = [real_best_response_value(policy, seat) for seat in (0, 1)]
+    for actions in (None, "leaks", "fcmpa", "fc0.25p0.5p0.75p1p1.5p2p3pa"):
+        values = LocalBestResponse(LEDUC, StrategyOpponent(policy), actions=actions).exact_values()
+        for seat in (0, 1):
+            assert values[seat] <= br[seat] + 1e-9, (actions, seat, values, br)
+
+
+def test_exact_lbr_is_what_play_averages_to():
+    """Deal by deal, LBR's hands against the player's real seeded draws (400 hand numbers,
+    so 400 sets of draws) average to the exact value of that deal: every z-score small,
+    their squares summing below chi-square's 99.9% point for 12 deals."""
+    policy = _random_leduc_policy("0.5p,1p,a/1p,a,cap2", seed=4)
+    lbr = LocalBestResponse(LEDUC, StrategyOpponent(policy, seed=9), actions="leaks", seed=9)
+    dealer = Dealer(LEDUC, 3)
+    squares = 0.0
+    for j in range(12):
+        deal = dealer.next_deal()
+        seat = j % 2
+        start = lbr.opponent.range(lbr.hands, 1 - seat)
+        row = int(lbr.index_of(np.asarray([deal.holes[1 - seat]]))[0])
+        exact = lbr._exact(State.new_hand(LEDUC, deal), deal, seat, start, row)
+        played = np.array([lbr.play_hand(deal, seat, hand) for hand in range(400)])
+        se = played.std(ddof=1) / np.sqrt(played.size)
+        z = (played.mean() - exact) / se if se > 0 else 0.0
+        assert se > 0 or played.mean() == pytest.approx(exact)
+        assert abs(z) < 4, (j, exact, played.mean(), se)
+        squares += z * z
+    assert squares < 32.9
+
+
+@pytest.mark.parametrize("street", [0, 1])
+def test_a_planted_leak_is_found_exactly_in_leduc(street):
+    """Calling every all-in on one street: the exact best response and the leak-seeking
+    LBR (exactly, over every deal) win clearly more against the altered strategy."""
+    policy = translated(open_strategy(STRATEGIES / "leduc.nolimit.2p.strategy", game=LEDUC))
+    altered, changed = planted_policy(policy, street)
+    assert changed == len(all_in_decisions(policy.tree, street)) > 0
+
+    def br(p):
+        return 1000 * sum(real_best_response_value(p, seat) for seat in (0, 1)) / 2
+
+    def lbr(p):
+        return 1000 * sum(LocalBestResponse(LEDUC, StrategyOpponent(p), actions="leaks").exact_values()) / 2
+
+    assert br(altered) > br(policy) + 1000
+    assert lbr(altered) > lbr(policy) + 300
+
+
+def test_a_planted_leak_is_found_by_play_in_20_card_holdem():
+    """The leak-seeking LBR against the shipped 20-card strategy with a preflop
+    call-every-shove leak: the paired difference (same seeds, same deals) is positive
+    with 95% confidence."""
+    game = load_game("holdem.nolimit.2p.short20")
+    policy = translated(open_strategy(STRATEGIES / "holdem.nolimit.2p.short20.strategy", game=game))
+    altered, _ = planted_policy(policy, 0)
+    runs = [LocalBestResponse(game, StrategyOpponent(p, seed=2), actions="leaks", seed=2).run(1000)
+            for p in (policy, altered)]
+    diff = (runs[1].mbb_values - runs[0].mbb_values).reshape(-1, 2).mean(axis=1)
+    half = 1.96 * diff.std(ddof=1) / np.sqrt(diff.size)
+    assert diff.mean() - half > 0, (diff.mean(), half)

@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from typing import TYPE_CHECKING
+
 from poker.game import load_game
 
 from ..players import PlayerSpec, open_for_play
@@ -17,6 +19,9 @@ from ..strategy_player import StrategyPlayer
 from .options import UserError
 from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option
+
+if TYPE_CHECKING:
+    from solver.evaluation.lbr import LocalBestResponse
 
 _DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"
 _BOTS = ("fold", "call", "raise", "allin", "random")
@@ -41,9 +46,16 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
             "  pokerbot eval lbr strategies/holdem.nolimit.2p.short20.strategy --hands 2000\n"
             "  pokerbot eval lbr call --hands 1000 --json\n"
             "  pokerbot eval lbr strategies/leduc.nolimit.2p.strategy --actions fcpa\n"
+            "  pokerbot eval lbr strategies/leduc.nolimit.2p.strategy --actions leaks --exact\n"
             "--actions: one group per street separated by '/', tokens f (fold), c (call), "
-            "a (all-in), p or <x>p (raise x pots); default: c on every street but the last "
-            "two, fcpa there (hold'em: c/c/fcpa/fcpa). A shorter spec repeats its last group."
+            "a (all-in), m (minimum raise), p or <x>p (raise x pots); default: c on every "
+            "street but the last two, fcpa there (hold'em: c/c/fcpa/fcpa). A shorter spec "
+            "repeats its last group. 'leaks' derives a set from the strategy's own tree: "
+            "fold, call, minimum raise, all-in, half its smallest size, a size between each "
+            "two of its sizes and twice its largest, on every street (LBR also re-raises "
+            "past the tree's cap, where the player can only check or call).\n"
+            "--exact: every deal of a small game (no-limit Leduc: 120), the player's draws "
+            "summed over: LBR's expected value, no sampling error (--hands is ignored)."
         ),
     )
     p.add_argument("player", metavar="PLAYER", help="a strategy file, or fold/call/raise/allin/random")
@@ -55,6 +67,8 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--actions", metavar="SPEC", help="LBR's action set per street (see below)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals, samples and the player's draws")
     p.add_argument("--samples", type=int, default=1000, help="board run-outs sampled where not enumerated")
+    p.add_argument("--exact", action="store_true",
+                   help="LBR's exact expected value over every deal (small games, strategy players)")
     add_tables_option(p, "auto")
     add_png_option(p, "deals (each deal played in both seats)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -85,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
         opponent = StrategyOpponent(player.policy, seed=args.seed, name=str(args.player))
     if game.num_players != 2:
         raise UserError(f"LBR is heads-up; {game.name} has {game.num_players} players")
-    lbr = LocalBestResponse(game, opponent, actions=args.actions, samples=args.samples, seed=args.seed)
+    try:
+        lbr = LocalBestResponse(game, opponent, actions=args.actions, samples=args.samples, seed=args.seed)
+    except ValueError as exc:  # an action set that cannot be read, 'leaks' against a bot
+        raise UserError(str(exc)) from None
+    if args.exact:
+        return _exact(lbr, args)
     result = lbr.run(args.hands)
     write_png(args.png, result.deal_mbb_values, title=f"LBR ({result.actions}) vs {result.player}",
               xlabel="deals", label="LBR's winnings")
@@ -100,4 +119,37 @@ def run(args: argparse.Namespace) -> int:
         f"as position 0 {result.by_seat[0]:+.1f}, as position 1 {result.by_seat[1]:+.1f}"
     )
     print(f"{result.seconds:.2f} s, {1000 * result.seconds_per_hand:.2f} ms per hand", file=sys.stdout)
+    return 0
+
+
+def _exact(lbr: LocalBestResponse, args: argparse.Namespace) -> int:
+    """``--exact``: LBR's expected value over every deal, per seat and on average."""
+    import time
+
+    if lbr.opponent.card_blind:
+        raise UserError("--exact is for a strategy player (a card-blind bot's value needs no LBR)")
+    t0 = time.perf_counter()
+    try:
+        v0, v1 = lbr.exact_values()
+    except ValueError as exc:  # too many deals
+        raise UserError(f"{exc}; play sampled hands instead (without --exact)") from None
+    scale = 1000.0 / lbr.game.big_blind
+    doc = {
+        "player": lbr.opponent.name,
+        "game": lbr.game.name,
+        "exact": True,
+        "actions": lbr.action_spec,
+        "mbb_per_game": (v0 + v1) / 2 * scale,
+        "mbb_per_game_by_lbr_seat": [v0 * scale, v1 * scale],
+        "chips_per_game": (v0 + v1) / 2,
+        "seconds": time.perf_counter() - t0,
+    }
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(
+        f"LBR ({lbr.action_spec}) vs {lbr.opponent.name} in {lbr.game.name}, exact over every deal: "
+        f"{doc['mbb_per_game']:+.1f} mbb/g; as position 0 {v0 * scale:+.1f}, as position 1 {v1 * scale:+.1f} "
+        f"({doc['seconds']:.2f} s)"
+    )
     return 0

@@ -10,13 +10,18 @@ LBR's raises translated like any opponent's) or a card-blind bot
 (:class:`BlindOpponent`: ``fold``, ``call``, ``raise``, ``allin``, ``random``).
 
 At each of its decisions LBR knows the opponent's *range*: a weight per opponent private
-hand, zero for hands that hold LBR's cards or the board's. It starts uniform and, for a
-strategy, is multiplied at each of the strategy's decisions by the probability of the
-action it took (:func:`solver.play.policy.range_query`: the exact mixture over translation
-outcomes); a card-blind bot's range stays the prior. LBR then picks, among the actions
-of the street's action set (:func:`parse_action_set`; by default call only before the
-turn, then fold, call, pot raise and all-in, the paper's setting), the one of highest
-value assuming the rest of the hand is checked down. Values are chips relative to
+hand, zero for hands that hold LBR's cards or the board's. For a strategy it is the exact
+Bayes posterior of the translated player (:class:`PlayerRange`): a hand's weight is the
+sum, over the ways the translation's draws can map the hand's real history onto the
+abstract tree, of the branch's probability times the product of that hand's probabilities
+of the actions it took along the branch (the fallback check or call where the tree cannot
+follow included). The draws persist across the hand's decisions, so this is not the
+product of per-decision mixtures. A card-blind bot's range stays the prior.
+
+LBR then picks, among the actions of the street's action set (:func:`parse_action_set`;
+by default call only before the turn, then fold, call, pot raise and all-in, the paper's
+setting; :func:`leak_action_spec` derives a set from a strategy's own tree), the one of
+highest value assuming the rest of the hand is checked down. Values are chips relative to
 folding now (fold = 0); with ``eq`` LBR's showdown equity against the range, ``pot``
 the chips in before the action, ``to_call`` and LBR's ``spent``:
 
@@ -42,12 +47,13 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Any, Protocol
 
 import numpy as np
 from numba import njit
 
+from abstraction.betting import BettingAbstraction
 from poker.cards import deck_cards
 from poker.evaluator import rank_cards
 from poker.game import Game
@@ -55,7 +61,8 @@ from poker.rng import Dealer
 from poker.state import Action, ActionKind, Deal, State
 
 from ..play.blind import BLIND_BOTS, blind_action, fold_probability
-from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts, range_query
+from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
+from .player_range import PlayerRange
 
 __all__ = [
     "BLIND_BOTS",
@@ -64,7 +71,10 @@ __all__ = [
     "LocalBestResponse",
     "Opponent",
     "StrategyOpponent",
+    "LEAKS_PRESET",
+    "PlayerRange",
     "default_action_spec",
+    "leak_action_spec",
     "parse_action_set",
     "range_equity",
 ]
@@ -244,7 +254,9 @@ def range_equity(
 
 # ---------------------------------------------------------------- LBR's action set
 
-_TOKEN_HELP = "f (fold), c (call), a (all-in), p or <x>p (raise x pots, x = 1 by default)"
+_TOKEN_HELP = "f (fold), c (call), a (all-in), m (minimum raise), p or <x>p (raise x pots, x = 1 by default)"
+#: ``--actions leaks``: the set :func:`leak_action_spec` derives from the strategy's tree.
+LEAKS_PRESET = "leaks"
 
 
 def default_action_spec(game: Game) -> str:
@@ -254,10 +266,11 @@ def default_action_spec(game: Game) -> str:
 
 
 def parse_action_set(spec: str, game: Game) -> list[list[tuple[str, float]]]:
-    """Per street, LBR's candidate actions: ``("f", 0)``, ``("c", 0)``, ``("a", 0)`` or
-    ``("p", x)`` (a raise of ``x`` pots after calling). ``spec`` has one group per street
-    separated by ``/``; a group is tokens (optionally comma-separated): ``f``, ``c``,
-    ``a``, ``p``, ``<x>p`` (e.g. ``c/c/f,c,0.5p,p,a/fcpa``). A spec shorter than the game's
+    """Per street, LBR's candidate actions: ``("f", 0)``, ``("c", 0)``, ``("a", 0)``,
+    ``("m", 0)`` (the minimum raise) or ``("p", x)`` (a raise of ``x`` pots after
+    calling). ``spec`` has one group per street separated by ``/``; a group is tokens
+    (optionally comma-separated): ``f``, ``c``, ``a``, ``m``, ``p``, ``<x>p`` (e.g.
+    ``c/c/f,c,0.5p,p,a/fcpa``). A spec shorter than the game's
     streets repeats its last group; every street needs ``c``."""
     groups = [g.strip() for g in spec.split("/")]
     if not spec.strip() or any(not g for g in groups):
@@ -275,7 +288,7 @@ def parse_action_set(spec: str, game: Game) -> list[list[tuple[str, float]]]:
             if ch == ",":
                 i += 1
                 continue
-            if ch in "fca":
+            if ch in "fcam":
                 acts.append((ch, 0.0))
                 i += 1
                 continue
@@ -299,6 +312,31 @@ def parse_action_set(spec: str, game: Game) -> list[list[tuple[str, float]]]:
     return out
 
 
+def leak_action_spec(betting: BettingAbstraction, game: Game) -> str:
+    """A leak-seeking action set from a strategy's betting abstraction: on every street,
+    fold, call, the minimum raise, all-in, and raises of sizes the tree does not hold:
+    half its smallest size, the geometric mean of each two neighbouring sizes, and twice
+    its largest (opening and later sizes together, in pots after calling). LBR may raise
+    whenever the real game allows, so it also re-raises past the tree's cap, where the
+    translated player can only check or call. In a limit game: ``fcp`` on every street."""
+    if game.is_limit:
+        return "/".join("fcp" for _ in range(game.num_rounds))
+    groups = []
+    for r in range(game.num_rounds):
+        street = betting.street(r)
+        sizes = sorted(set(street.first) | set(street.later))
+        probes: list[float] = []
+        if sizes:
+            probes.append(sizes[0] / 2)
+            probes += [math.sqrt(lo * hi) for lo, hi in zip(sizes, sizes[1:])]
+            probes.append(sizes[-1] * 2)
+        else:
+            probes = [0.5, 1.0]
+        tokens = ["f", "c", "m"] + [f"{round(x, 2):g}p" for x in probes] + ["a"]
+        groups.append(",".join(tokens))
+    return "/".join(groups)
+
+
 # ---------------------------------------------------------------- opponents
 
 
@@ -314,17 +352,13 @@ class Opponent(Protocol):
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
         """Its action (``None``: it surrenders where a fold is not legal)."""
 
-    def likelihood(
-        self, state: State, board: Sequence[int], action: Action
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(hands, p)``: the probability each private hand takes ``action`` at ``state``
-        (None: the same for every hand)."""
+    def range(self, hands: np.ndarray, position: int) -> PlayerRange | None:
+        """Its exact range over ``hands`` at the start of a hand in which it sits at
+        ``position`` (None: card-blind, the range stays the prior)."""
 
-    def fold_probability(
-        self, state: State, board: Sequence[int], weigh: Callable[[np.ndarray], np.ndarray]
-    ) -> float:
-        """Its probability of folding at ``state`` (it is to act), over the range:
-        ``weigh(hands)`` gives the normalized range weights of ``hands``."""
+    def fold_probability(self, state: State, action: Action) -> float:
+        """For a card-blind bot: its probability of folding at once when LBR plays
+        ``action`` at ``state`` (a strategy's comes from its range)."""
 
 
 class BlindOpponent:
@@ -345,16 +379,17 @@ class BlindOpponent:
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
         return blind_action(self.name, state, self.rng)
 
-    def likelihood(self, state: State, board: Sequence[int], action: Action) -> None:
+    def range(self, hands: np.ndarray, position: int) -> None:
         return None
 
-    def fold_probability(self, state: State, board: Sequence[int], weigh: Callable[[np.ndarray], np.ndarray]) -> float:
-        return fold_probability(self.name, state)
+    def fold_probability(self, state: State, action: Action) -> float:
+        after = state.apply(action)
+        return fold_probability(self.name, after) if after.actor is not None else 0.0
 
 
 class StrategyOpponent:
     """A translated strategy: acts through :class:`HandWalk` (seeded by ``seed`` and the
-    hand number), its range updated from :func:`range_query`."""
+    hand number); its range is :class:`PlayerRange`."""
 
     card_blind = False
 
@@ -373,19 +408,11 @@ class StrategyOpponent:
         action, _ = self._walk.decide(state, hole, board)
         return action
 
-    def likelihood(self, state: State, board: Sequence[int], action: Action) -> tuple[np.ndarray, np.ndarray] | None:
-        r = range_query(self.policy, state, board)
-        key = (action.kind, int(action.amount or 0))
-        for j, a in enumerate(r.actions):
-            if (a.kind, int(a.amount or 0)) == key:
-                return r.hands, r.probs[:, j]
-        return None  # cannot happen for its own actions; leave the range as it is
+    def range(self, hands: np.ndarray, position: int) -> PlayerRange:
+        return PlayerRange(self.policy, hands, position)
 
-    def fold_probability(self, state: State, board: Sequence[int], weigh: Callable[[np.ndarray], np.ndarray]) -> float:
-        r = range_query(self.policy, state, board)
-        if not r.actions or r.actions[0].kind is not ActionKind.FOLD:
-            return 0.0
-        return float(np.dot(weigh(r.hands), r.probs[:, 0]))
+    def fold_probability(self, state: State, action: Action) -> float:
+        raise TypeError("a strategy's fold probability comes from its range (PlayerRange.fold_probability)")
 
 
 # ---------------------------------------------------------------- the match
@@ -457,7 +484,8 @@ DecisionHook = Callable[[State, np.ndarray, np.ndarray, float | None, Action], N
 
 class LocalBestResponse:
     """LBR in ``game`` against ``opponent`` (see the module docstring). ``actions``: the
-    action set spec (:func:`parse_action_set`; default :func:`default_action_spec`);
+    action set spec (:func:`parse_action_set`; default :func:`default_action_spec`;
+    :data:`LEAKS_PRESET` for :func:`leak_action_spec` of a strategy opponent's tree);
     ``samples``: run-outs drawn where they are not enumerated; ``seed``: deals and
     samples."""
 
@@ -475,6 +503,13 @@ class LocalBestResponse:
             raise ValueError(f"LBR is heads-up; {game.name or 'this game'} has {game.num_players} players")
         self.game = game
         self.opponent = opponent
+        if actions is not None and actions.strip() == LEAKS_PRESET:
+            policy = getattr(opponent, "policy", None)
+            betting = policy.tree.betting if policy is not None else None
+            if betting is None:
+                raise ValueError(f"--actions {LEAKS_PRESET} derives its sizes from a strategy's betting tree; "
+                                 f"{opponent.name!r} has none")
+            actions = leak_action_spec(betting, game)
         self.action_spec = actions or default_action_spec(game)
         self.action_set = parse_action_set(self.action_spec, game)
         self.samples = int(samples)
@@ -511,9 +546,11 @@ class LocalBestResponse:
         for kind, x in self.action_set[state.round]:
             if kind == "f":
                 fold = state.can_fold()
-            elif kind in "ap" and lo is not None and hi is not None:
-                if kind == "a" or self.game.is_limit:
-                    to = hi if not self.game.is_limit else lo
+            elif kind in "apm" and lo is not None and hi is not None:
+                if self.game.is_limit or kind == "m":
+                    to = lo
+                elif kind == "a":
+                    to = hi
                 else:
                     to = state.max_spent + int(round(x * (state.pot + state.to_call)))
                     to = min(max(to, lo), hi)
@@ -525,10 +562,20 @@ class LocalBestResponse:
         return acts
 
     def decide(
-        self, state: State, hole: Sequence[int], board: Sequence[int], weights: np.ndarray, hand: int
+        self,
+        state: State,
+        hole: Sequence[int],
+        board: Sequence[int],
+        weights: np.ndarray,
+        hand: int,
+        opponent_range: PlayerRange | None = None,
+        prior: np.ndarray | None = None,
     ) -> tuple[Action, float | None]:
         """LBR's action at ``state`` (LBR to act) with range ``weights`` (over
-        :attr:`hands`, normalized, zero where a card is known), and the equity used."""
+        :attr:`hands`, normalized, zero where a card is known), and the equity used. A
+        strategy's fold probabilities come from ``opponent_range`` (its exact range, over
+        :attr:`hands`) times ``prior`` (zero for the rows that hold a known card); a
+        card-blind bot's from its rule."""
         cands = self._candidates(state)
         if len(cands) == 1:
             return cands[0], None
@@ -541,26 +588,35 @@ class LocalBestResponse:
         spent = state.spent[me]
         pot = state.pot
         to_call = state.to_call
-        weigh = self._weigher(weights)
         best, best_v = cands[0], eq * (pot + to_call) - to_call
         for a in cands[1:]:
             if a.kind is ActionKind.FOLD:
                 v = 0.0
             else:
                 x = int(a.amount or 0)
-                after = state.apply(a)
-                fp = self.opponent.fold_probability(after, board, weigh) if after.actor is not None else 0.0
+                if opponent_range is not None:
+                    mask = prior if prior is not None else (weights > 0).astype(np.float64)
+                    fp = opponent_range.fold_probability(state, board, a, mask)
+                else:
+                    fp = self.opponent.fold_probability(state, a)
                 v = fp * pot + (1.0 - fp) * (eq * 2 * x - (x - spent))
             if v > best_v:
                 best, best_v = a, v
         return best, eq
 
-    def _weigher(self, weights: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        def weigh(hands: np.ndarray) -> np.ndarray:
-            idx = self.index_of(hands)
-            return np.where(idx >= 0, weights[np.maximum(idx, 0)], 0.0)
+    def _prior(self, hole: Sequence[int], board: Sequence[int]) -> np.ndarray:
+        """1 for the rows that miss ``hole`` and ``board``, else 0."""
+        prior = np.ones(self.hands.shape[0])
+        for c in (*hole, *board):
+            prior[self._card_hit[c]] = 0.0
+        return prior
 
-        return weigh
+    def _posterior(self, prior: np.ndarray, opponent_range: PlayerRange | None) -> np.ndarray:
+        w = prior if opponent_range is None else prior * opponent_range.weights()
+        total = w.sum()
+        if not total > 0.0:  # the opponent's own hand always has weight: a bug if not
+            raise RuntimeError("LBR's range of the opponent has no weight left")
+        return w / total
 
     # -- one hand
 
@@ -571,37 +627,74 @@ class LocalBestResponse:
         opponent = self.opponent
         opponent.start(opp, hand)
         hole = deal.holes[lbr]
-        prior = np.ones(self.hands.shape[0])
-        for c in hole:
-            prior[self._card_hit[c]] = 0.0
-        w = prior.copy()
+        rng = opponent.range(self.hands, opp)
         state = State.new_hand(game, deal)
         while state.actor is not None:
             board = deal.board_through(state.round)
             if state.actor == lbr:
-                for c in board:
-                    w[self._card_hit[c]] = 0.0
-                total = w.sum()
-                if total <= 0.0:  # every hand ruled out (cannot happen with exact queries)
-                    w = prior.copy()
-                    for c in board:
-                        w[self._card_hit[c]] = 0.0
-                    total = w.sum()
-                w /= total
-                action, eq = self.decide(state, hole, board, w, hand)
+                prior = self._prior(hole, board)
+                w = self._posterior(prior, rng)
+                action, eq = self.decide(state, hole, board, w, hand, rng, prior)
                 if on_decision is not None:
                     on_decision(state, self.hands, w.copy(), eq, action)
             else:
                 action = opponent.act(state, deal.holes[opp], board)
                 if action is None:  # surrender where a fold is not legal
                     return float(state.spent[opp])
-                if not opponent.card_blind:
-                    lik = opponent.likelihood(state, board, action)
-                    if lik is not None:
-                        hands, p = lik
-                        w[self.index_of(hands)] *= p
+            if rng is not None:
+                rng = rng.after(state, board, action)
             state = state.apply(action)
         return float(state.values()[lbr])
+
+    # -- exactly, over every deal
+
+    def exact_values(self, max_deals: int = 200_000) -> tuple[float, float]:
+        """LBR's expected chips per game against a strategy, exactly: every deal of the
+        game (each ordered set of hole and board cards, equally likely), LBR at position
+        0 and at position 1, and at each of the player's decisions every real action it
+        takes, weighted by its probability given its cards and the real history (the
+        translation's draws summed over, as :class:`PlayerRange` does). Comparable with
+        :func:`solver.evaluation.real_response.real_best_response_value` seat by seat,
+        which it can never exceed when LBR's actions are real actions of the game. Only
+        for small games (no-limit Leduc: 120 deals): more than ``max_deals`` deals is
+        refused."""
+        if self.opponent.card_blind:
+            raise ValueError("the exact LBR value is for a strategy opponent")
+        game = self.game
+        k, nb = game.num_hole_cards, game.total_board_cards
+        deck = deck_cards(game.num_ranks, game.num_suits)
+        n = len(deck)
+        count = math.perm(n, 2 * k + nb)
+        if count > max_deals:
+            raise ValueError(f"{game.name} has {count:,} deals; the exact LBR value enumerates at most {max_deals:,}")
+        sums = [0.0, 0.0]
+        for cards in permutations(deck, 2 * k + nb):
+            boards, at = [], 2 * k
+            for m in game.num_board_cards:
+                boards.append(cards[at : at + m])
+                at += m
+            deal = Deal((cards[:k], cards[k : 2 * k]), tuple(boards))
+            for lbr in (0, 1):
+                rng = self.opponent.range(self.hands, 1 - lbr)
+                assert rng is not None
+                row = int(self.index_of(np.asarray([deal.holes[1 - lbr]]))[0])
+                sums[lbr] += self._exact(State.new_hand(game, deal), deal, lbr, rng, row)
+        return sums[0] / count, sums[1] / count
+
+    def _exact(self, state: State, deal: Deal, lbr: int, rng: PlayerRange, row: int) -> float:
+        if state.actor is None:
+            return float(state.values()[lbr])
+        board = deal.board_through(state.round)
+        if state.actor == lbr:
+            hole = deal.holes[lbr]
+            prior = self._prior(hole, board)
+            action, _ = self.decide(state, hole, board, self._posterior(prior, rng), 0, rng, prior)
+            return self._exact(state.apply(action), deal, lbr, rng.after(state, board, action), row)
+        moves = rng.moves(state, board)
+        reach = {a: float(m.weights()[row]) for a, m in moves.items()}
+        total = sum(reach.values())
+        return sum(p / total * self._exact(state.apply(a), deal, lbr, moves[a], row)
+                   for a, p in reach.items() if p > 0.0)
 
     # -- a match
 
