@@ -612,8 +612,8 @@ def test_own_moves_checks_the_probabilities():
     state = State.new_hand(game)
     moves = player.own_moves({0: np.ones(3)}, state)
     assert sum(r for m in moves.values() for r in m.values()) == pytest.approx(np.ones(3), abs=1e-12)
-    player._probs[0] = player.probs(0) * np.array([[1.0], [1.0], [0.9]])  # one row sums to 0.9
-    player._columns.clear()
+    broken = player.probs(0) * np.array([[1.0], [1.0], [0.9]])  # one row sums to 0.9
+    player._columns[0] = [(i, np.ascontiguousarray(broken[:, i])) for i in range(broken.shape[1])]
     with pytest.raises(AssertionError, match="do not sum to 1"):
         player.own_moves({0: np.ones(3)}, state)
 

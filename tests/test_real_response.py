@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 from collections import defaultdict
 from typing import Any
 
@@ -21,13 +22,15 @@ import pytest
 import solver.play.policy as policy_mod
 from poker.cards import deck_cards
 from poker.game import Game, load_game, parse_game
-from poker.state import Action, Deal, State
+from poker.state import Action, ActionKind, Deal, State
 from solver.training.algorithms import solve
 from solver.evaluation.best_response import exploitability, profile_value
 from solver.chance import lossless_bucket
 from solver.play.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
 from solver.evaluation.real_response import (
+    Responder,
+    predict_walk,
     real_best_response_value,
     real_exploitability,
     real_self_play_value,
@@ -280,3 +283,132 @@ def test_pseudo_harmonic_on_leduc_nolimit_is_finite():
     assert math.isfinite(res.mbb_per_game) and res.nodes > 0
     # in self-play every action is on the tree: the abstract profile's value
     assert res.value == pytest.approx(profile_value(strategy, 0), abs=1e-9)
+
+
+# ---------------------------------------------------------------- a restricted responder
+
+
+def test_hand_values_match_brute_force():
+    """The per-hand terminal sums (fold: disjoint reach; showdown: won minus lost) against
+    the pair-by-pair definition, ties included, on 2-card and 1-card hands."""
+    import random
+
+    from poker.evaluator import evaluate
+    from solver.evaluation._terminal import HandValues
+
+    rng = random.Random(1)
+    for deck, k, nb in ((list(range(32, 52)), 2, 3), ([0, 1, 4, 5, 8, 9], 1, 1)):
+        hands = np.array(list(itertools.combinations(deck, k)))
+        boards = np.array([rng.sample(deck, nb) for _ in range(3)])
+        live = np.array([[not set(h) & set(b) for h in hands.tolist()] for b in boards.tolist()])
+        r = np.random.default_rng(2).random((3, len(hands))) * live
+        values = HandValues(hands, boards)
+        d, s = values.disjoint(r), values.showdown(r)
+        for b, board in enumerate(boards.tolist()):
+            rank = [evaluate(h + board) if live[b, i] else 0 for i, h in enumerate(hands.tolist())]
+            for i, h in enumerate(hands.tolist()):
+                if not live[b, i]:
+                    continue
+                pairs = [j for j, g in enumerate(hands.tolist()) if live[b, j] and not set(h) & set(g)]
+                assert d[b, i] == pytest.approx(sum(r[b, j] for j in pairs), abs=1e-12)
+                assert s[b, i] == pytest.approx(sum(r[b, j] * np.sign(rank[i] - rank[j]) for j in pairs), abs=1e-12)
+
+
+def _states(game: Game) -> list[State]:
+    out: list[State] = []
+
+    def walk(state: State) -> None:
+        if state.actor is None:
+            return
+        out.append(state)
+        for a in _legal(state):
+            walk(state.apply(a))
+
+    walk(State.new_hand(game))
+    return out
+
+
+def test_a_responder_with_every_size_is_the_any_size_best_response():
+    game = _tiny()
+    every = Responder(sizes=tuple(round(0.05 * i, 2) for i in range(1, 100)), past_cap=None)
+    for state in _states(game):  # the sizes reach every legal raise-to of this small game
+        assert set(every.actions(state, None)) == set(_legal(state))
+    pol = _random_policy(game, "0.5p,1p", "pseudo_harmonic")
+    for seat in (0, 1):
+        assert real_best_response_value(pol, seat, responder=every) == pytest.approx(
+            real_best_response_value(pol, seat), abs=1e-12)
+
+
+def test_a_restricted_responder_wins_less_and_its_actions_are_legal():
+    game = load_game("leduc.nolimit.2p")
+    from solver.play.player import translated
+    from solver.strategy_io import open_strategy
+
+    pol = translated(open_strategy(Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy",
+                                   game=game))
+    rich, pot_only = Responder(), Responder(sizes=(1.0,))
+    for state in _states(game)[:2000]:
+        legal = set(_legal(state))
+        assert set(rich.actions(state, None)) <= legal and Action.call() in rich.actions(state, None)
+    for seat in (0, 1):
+        anything = real_best_response_value(pol, seat)
+        restricted = real_best_response_value(pol, seat, responder=rich)
+        assert real_best_response_value(pol, seat, responder=pot_only) <= restricted + 1e-12
+        assert restricted <= anything + 1e-12
+
+
+def test_one_raise_past_the_players_cap():
+    game = load_game("leduc.nolimit.2p")
+    responder = Responder(sizes=(1.0,), past_cap=1)
+    state = State.new_hand(game)
+    for _ in range(2):  # two raises: the cap of a "cap1" tree, and one past it
+        assert any(a.kind is ActionKind.RAISE for a in responder.actions(state, 1))
+        state = state.apply(Action.raise_to(state.min_raise_to))
+    assert state.num_raises_in_round == 2
+    assert [a.kind for a in responder.actions(state, 1)] == [ActionKind.FOLD, ActionKind.CALL]
+    assert any(a.kind is ActionKind.RAISE for a in responder.actions(state, 2))
+    assert any(a.kind is ActionKind.RAISE for a in Responder(past_cap=None).actions(state, 1))
+    # against a capped tree, the raise past the cap is worth something to the responder
+    pol = _random_policy(_tiny(), "1p,cap1", "pseudo_harmonic", seed=2)
+    for seat in (0, 1):
+        at_cap = real_best_response_value(pol, seat, responder=Responder(past_cap=0))
+        past = real_best_response_value(pol, seat, responder=Responder(past_cap=1))
+        assert past >= at_cap - 1e-12
+    assert any(real_best_response_value(pol, seat, responder=Responder(past_cap=1))
+               > real_best_response_value(pol, seat, responder=Responder(past_cap=0)) + 1e-9 for seat in (0, 1))
+
+
+def test_the_prediction_bounds_the_walk():
+    game = load_game("leduc.nolimit.2p")
+    pol = _random_policy(game, "0.5p,1p,a/1p,a,cap2", "pseudo_harmonic", seed=5)
+    cost = predict_walk(pol, Responder())
+    assert cost.rows == (6, 36)
+    result = real_exploitability(pol, responder=Responder(), count_tree=False, self_play=False)
+    assert 0 < result.nodes <= sum(cost.nodes)
+    assert cost.bytes > 0 and cost.seconds > 0 and cost.elements > 0
+
+
+def test_pokerbot_eval_translated(capsys):
+    import json
+
+    from agent.cli import main
+
+    leduc = str(Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy")
+    assert main(["eval", "translated", leduc, "--responder", "any", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    game = load_game("leduc.nolimit.2p")
+    from solver.play.player import translated
+    from solver.strategy_io import open_strategy
+
+    want = real_exploitability(translated(open_strategy(Path(leduc), game=game)), count_tree=False)
+    assert doc["mbb_per_game"] == pytest.approx(want.mbb_per_game, abs=1e-9)
+    assert doc["prediction"]["nodes"] and doc["responder"] == "every legal amount"
+    assert main(["eval", "translated", leduc, "--json"]) == 0
+    rich = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rich["mbb_per_game"] <= doc["mbb_per_game"] + 1e-9 and "+ all-in" in rich["responder"]
+    assert main(["eval", "translated", leduc, "--predict", "--json"]) == 0
+    assert "mbb_per_game" not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main(["eval", "translated", leduc, "--responder", "0.5,x"]) == 2
+    assert "cannot read 'x'" in capsys.readouterr().err
+    assert Responder.parse("1,a,+cap") == Responder((1.0,), True, None)
+    assert Responder.parse("0.5p,2") == Responder((0.5, 2.0), False, 1)

@@ -80,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=run)
     _register_h2h(what)
+    _register_translated(what)
     register_lbr(what)
     register_aivat(what)
 
@@ -230,4 +231,85 @@ def run_h2h(args: argparse.Namespace) -> int:
           f"({res.chips_per_game:+.6f} chips/game; A in position 0 {res.seat_values[0]:+.6f}, "
           f"in position 1 {res.seat_values[1]:+.6f})")
     print(f"boards {res.boards:,}  seconds {res.seconds:.2f} ({res.seconds_per_board:.3f} per board)")
+    return 0
+
+
+#: ``eval translated``'s default responder: the sizes of the issue that measured the leaks.
+DEFAULT_RESPONDER = "0.25,0.5,0.75,1,1.5,2,a,+cap1"
+
+
+def _register_translated(what: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``translated`` action: the exact real-game best response to a translated player."""
+    t = what.add_parser(
+        "translated",
+        help="exact best response in the real game to a strategy played through action translation",
+        description=(
+            "Exact exploitability of STRATEGY as 'pokerbot play' plays it: translated (the "
+            "opponent's real bets mapped onto its tree, its own sized from the real pot), "
+            "against a best responder in the real game that sees its cards and bets the "
+            "--responder sizes (every legal amount with 'any'). The player's mapping draws "
+            "are summed over, nothing is sampled. The walk's memory and time are predicted "
+            "first; a walk that cannot fit in memory is refused."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  pokerbot eval translated strategies/leduc.nolimit.2p.strategy --responder any\n"
+            "  pokerbot eval translated strategies/holdem.nolimit.2p.short20.strategy --responder a --json\n"
+            f"--responder: pot fractions and 'a' (all-in), '+capN' raises past the player's cap "
+            f"(default {DEFAULT_RESPONDER}), or 'any'."
+        ),
+    )
+    t.add_argument("strategy", help="a strategy file")
+    t.add_argument("--responder", default=DEFAULT_RESPONDER, metavar="SPEC", help="the responder's bets (see below)")
+    t.add_argument("--mapping", default="pseudo_harmonic", help="the action translation (default pseudo_harmonic)")
+    t.add_argument("--predict", action="store_true", help="print the prediction only")
+    t.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    t.set_defaults(func=_run_translated)
+
+
+def _run_translated(args: argparse.Namespace) -> int:
+    """Predict, then walk, and print the real-game exploitability."""
+    from poker._sysinfo import available_memory_gib
+    from solver.evaluation.real_response import Responder, predict_walk, real_exploitability
+    from solver.play.player import translated
+    from solver.strategy_io import open_strategy
+
+    try:
+        responder = Responder.parse(args.responder)
+        sf = open_strategy(Path(args.strategy))
+        policy = translated(sf, mapping=args.mapping)
+    except ValueError as exc:  # a spec that cannot be read, a bad or mismatched file
+        raise UserError(str(exc)) from None
+    if sf.game.num_players != 2 or sf.game.is_limit and responder is not None:
+        raise UserError("the translated best response is for heads-up no-limit games (limit: 'eval exploitability')")
+    cost = predict_walk(policy, responder)
+    words = "every legal amount" if responder is None else responder.text()
+    free = available_memory_gib()
+    line = (f"predicted: {sum(cost.nodes):,} real nodes, {cost.elements:.3g} vector elements, "
+            f"at most {cost.bytes / 2**30:.2f} GiB, about {cost.seconds:,.0f} s")
+    if not args.json:
+        print(f"{sf.game.name}: a best responder with {words} against {args.strategy}")
+        print(line)
+    if free is not None and cost.bytes > free * 2**30:
+        raise UserError(f"the walk needs about {cost.bytes / 2**30:.1f} GiB and {free:.1f} GiB are free; "
+                        "choose fewer responder sizes")
+    if args.predict:
+        if args.json:
+            print(json.dumps({"game": sf.game.name, "responder": words, "prediction": cost.to_dict()}))
+        return 0
+    bar = Progress(sum(cost.nodes), "best response", unit="nodes", enabled=not args.json)
+    try:
+        result = real_exploitability(policy, responder=responder, count_tree=False, self_play=False,
+                                     progress=lambda n: bar.update(n))
+    finally:
+        bar.close()
+    doc = {"game": sf.game.name, "strategy": str(args.strategy), "responder": words,
+           "prediction": cost.to_dict(), **result.to_dict()}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
+          f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g "
+          f"({result.nodes:,} nodes, {result.seconds:.1f} s)")
     return 0

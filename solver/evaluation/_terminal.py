@@ -25,6 +25,12 @@ AAMAS, public chance sampling):
   inclusion-exclusion above (no add-back: hand ``i`` is never strictly weaker than
   itself).
 
+A best response needs the same sums per hand of one player rather than summed over its
+hands (:class:`HandValues`): for each hand ``i``, ``D(i) = sum_{j disjoint} r[j]`` and
+``V(i) = sum_{j disjoint} r[j] sign(rank[i] - rank[j]) = 2 W(i) + T(i) - D(i)``, with
+``W(i)`` the disjoint reach of strictly weaker hands (the sweep above) and ``T(i)`` that
+of the hands tied with ``i``, both by inclusion-exclusion.
+
 Hands of 1 or 2 hole cards (Kuhn, Leduc, hold'em); cards are ACPC integers 0..51.
 :class:`BoardsPairValues` does this for many boards at once, with reach arrays over every
 hand of the deck (a walk shared by the boards: :mod:`solver.evaluation.head_to_head`);
@@ -38,7 +44,7 @@ from numba import njit
 
 from poker.evaluator import evaluate_batch
 
-__all__ = ["BoardsPairValues", "PairValues"]
+__all__ = ["BoardsPairValues", "HandValues", "PairValues"]
 
 _CARDS = 52
 
@@ -116,6 +122,134 @@ def _showdown_sums(held: np.ndarray, order: np.ndarray, ranks: np.ndarray, r0: n
                     card1[held[b, i, c]] += y
             start = end
         out[b] = acc
+
+
+@njit(cache=True)
+def _hand_disjoint(hands: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
+    """``out[b, i] = sum_{j disjoint from i} r[b, j]`` for the hands ``hands`` (int64[n, k])
+    on each board ``b`` (``r``, ``out``: float64[B, n]; hands that hold a board card must
+    have zero reach, and their own entry is meaningless)."""
+    n_boards, n = r.shape
+    k = hands.shape[1]
+    per_card = np.zeros(_CARDS)
+    for b in range(n_boards):
+        per_card[:] = 0.0
+        total = 0.0
+        for j in range(n):
+            w = r[b, j]
+            if w != 0.0:
+                total += w
+                for c in range(k):
+                    per_card[hands[j, c]] += w
+        for i in range(n):
+            s = total
+            for c in range(k):
+                s -= per_card[hands[i, c]]
+            if k == 2:
+                s += r[b, i]
+            out[b, i] = s
+
+
+@njit(cache=True)
+def _hand_showdown(hands: np.ndarray, order: np.ndarray, ranks: np.ndarray, r: np.ndarray,
+                   out: np.ndarray) -> None:
+    """``out[b, i] = sum_{j disjoint from i} r[b, j] sign(rank i - rank j)`` on each board
+    ``b``: ``order[b]`` lists the hands by ascending rank, ``ranks[b]`` their ranks in that
+    order (module docstring: ``2 W + T - D``)."""
+    n_boards, n = r.shape
+    k = hands.shape[1]
+    all_card = np.zeros(_CARDS)
+    weak_card = np.zeros(_CARDS)
+    tie_card = np.zeros(_CARDS)
+    for b in range(n_boards):
+        all_card[:] = 0.0
+        weak_card[:] = 0.0
+        total = 0.0
+        for j in range(n):
+            w = r[b, j]
+            if w != 0.0:
+                total += w
+                for c in range(k):
+                    all_card[hands[j, c]] += w
+        weak = 0.0
+        start = 0
+        while start < n:
+            end = start + 1
+            while end < n and ranks[b, end] == ranks[b, start]:
+                end += 1
+            tie = 0.0
+            for t in range(start, end):
+                j = order[b, t]
+                w = r[b, j]
+                tie += w
+                for c in range(k):
+                    tie_card[hands[j, c]] = 0.0
+            for t in range(start, end):
+                j = order[b, t]
+                w = r[b, j]
+                for c in range(k):
+                    tie_card[hands[j, c]] += w
+            for t in range(start, end):
+                i = order[b, t]
+                d = total
+                w_i = weak
+                t_i = tie
+                for c in range(k):
+                    d -= all_card[hands[i, c]]
+                    w_i -= weak_card[hands[i, c]]
+                    t_i -= tie_card[hands[i, c]]
+                if k == 2:
+                    d += r[b, i]
+                    t_i += r[b, i]
+                out[b, i] = 2.0 * w_i + t_i - d
+            for t in range(start, end):
+                j = order[b, t]
+                w = r[b, j]
+                weak += w
+                for c in range(k):
+                    weak_card[hands[j, c]] += w
+            start = end
+
+
+class HandValues:
+    """Per-hand terminal sums (module docstring) on each of several boards, for reach
+    arrays float64[B, n] over the same ``hands`` (int[n, k]) on every board, zero for the
+    hands that hold a card of that board. ``boards`` (int[B, m]): the final boards, for
+    showdowns (None: folds only)."""
+
+    def __init__(self, hands: np.ndarray, boards: np.ndarray | None = None) -> None:
+        self.hands = np.ascontiguousarray(hands, dtype=np.int64)
+        if self.hands.ndim != 2 or not 1 <= self.hands.shape[1] <= 2:
+            raise ValueError(f"hands must be (n, 1) or (n, 2) hole cards, got shape {self.hands.shape}")
+        self.order: np.ndarray | None = None
+        self._sorted: np.ndarray | None = None
+        if boards is not None:
+            boards = np.asarray(boards, dtype=np.int64)
+            n_boards, n = boards.shape[0], self.hands.shape[0]
+            seen = np.broadcast_to(boards[:, None, :], (n_boards, n, boards.shape[1]))
+            cards = np.concatenate([np.broadcast_to(self.hands[None], (n_boards, n, self.hands.shape[1])), seen],
+                                   axis=2).reshape(n_boards * n, -1)
+            # a hand that holds a board card is ranked as if it did not (its reach is 0)
+            ranks = evaluate_batch(np.ascontiguousarray(cards)).astype(np.int64).reshape(n_boards, n)
+            self.order = np.ascontiguousarray(np.argsort(ranks, axis=1, kind="stable"))
+            self._sorted = np.ascontiguousarray(np.take_along_axis(ranks, self.order, axis=1))
+
+    def disjoint(self, r: np.ndarray) -> np.ndarray:
+        """float64[B, n]: each hand's opponent reach over the hands disjoint from it."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        out = np.empty_like(r)
+        _hand_disjoint(self.hands, r, out)
+        return out
+
+    def showdown(self, r: np.ndarray) -> np.ndarray:
+        """float64[B, n]: each hand's showdowns won minus lost against the opponent reach
+        ``r`` over the hands disjoint from it."""
+        if self.order is None or self._sorted is None:
+            raise ValueError("no final boards: showdowns need them")
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        out = np.empty_like(r)
+        _hand_showdown(self.hands, self.order, self._sorted, r, out)
+        return out
 
 
 class BoardsPairValues:

@@ -46,14 +46,26 @@ those keyed numbers stand for.
 Each player decision checks that the player's real action probabilities sum to one for
 every hand (the children's reach adds up to the node's).
 
-Cost: one walk per seat of the responder over the public tree with vectors of (board,
-hand) rows (in leduc.nolimit.2p: 6 hands on the first street, 30 (board, hand) pairs on
-the second); subtrees reached again with the same real betting state and the same
-mapping states (same nodes, bit-identical reach) are memoized, which is exact. In
-leduc.nolimit.2p the full real betting tree has 900,305 nodes; the walks visit only
-those the player reaches with positive probability (an action it never takes is worth
-nothing to the responder's counterfactual values): 6,000 to 25,000 nodes for both seats
-with the abstractions of ``bench/translation.py``, a second or two.
+A responder that may not bet every amount (:class:`Responder`: raises of some pot
+fractions, all-in, and at most one raise past the player's own cap on a street) gives the
+best response within that betting, a lower bound on the any-size figure that grows with
+the sizes; the raise past the cap walks into the translated player's fallback call.
+
+Cost: one walk per seat of the responder over the public tree with vectors over every
+(board, hand) row of the street: boards through the street in dealing order, times every
+hand of the deck (a hand that holds a board card is a row of zero reach), so dealing a
+street's cards repeats each board's rows and summing back adds them up. Terminal values
+take O(hands) per board (:class:`solver.evaluation._terminal.HandValues`). Subtrees
+reached again with the same real betting state and the same mapping states (same nodes,
+the same reach, compared by a 128-bit digest) are memoized within a memory bound. In
+leduc.nolimit.2p the full real betting tree has 900,305 nodes and vectors have 6 and 36
+rows; the walks visit only those nodes the player reaches with positive probability (an
+action it never takes is worth nothing to the responder's counterfactual values): 6,000
+to 25,000 nodes for both seats with the abstractions of ``bench/translation.py``, a
+second or two. In the 20-card game a river vector has 1.3 M rows: :func:`predict_walk`
+says before a walk how many nodes and vector elements it will touch, its memory and
+time; a responder that only shoves takes 20 s, the six sizes plus all-in of
+``pokerbot eval translated``'s default are predicted at about 30 hours on two cores.
 
 exploitability = (BR_0 + BR_1) / 2 chips per game, BR_i the value of a best responder in
 seat i against the translated player in the other seat (the convention of
@@ -63,8 +75,10 @@ seat i against the translated player in the other seat (the convention of
 
 from __future__ import annotations
 
+import hashlib
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -73,11 +87,11 @@ import numpy as np
 from numba import njit
 
 from poker.cards import deck_cards
-from poker.evaluator import evaluate
 from poker.game import Game
 from poker.state import Action, State
 
 from ..chance import lossless_bucket, raw_lossless_bucket
+from ._terminal import HandValues
 from ..play.policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from ..strategy import Strategy
 
@@ -89,6 +103,9 @@ __all__ = [
     "real_self_play_value",
     "real_tree_size",
     "translated_policy",
+    "predict_walk",
+    "Responder",
+    "WalkCost",
 ]
 
 _TOL = 1e-9
@@ -137,83 +154,69 @@ class RealResult:
 
 
 class _Cards:
-    """The private-card layer: per street, the rows (board through the street, hand), the
-    map from a street's rows to the previous street's, and the terminal matrices."""
+    """The private-card layer, board by board: per street, the boards through it (every
+    street's new cards in dealing order; the children of a board are contiguous and every
+    board has as many), the rows ``(board, hand)`` laid out as ``board * H + hand`` over
+    every ``H`` hands of the deck (a hand that holds a board card is a row of zero reach),
+    and the per-hand terminal sums (:class:`solver.evaluation._terminal.HandValues`)."""
 
     def __init__(self, game: Game) -> None:
         if game.num_players != 2:
             raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
         deck = deck_cards(game.num_ranks, game.num_suits)
         self.hands: list[tuple[int, ...]] = list(combinations(deck, game.num_hole_cards))
+        held = np.array(self.hands, dtype=np.int64).reshape(len(self.hands), game.num_hole_cards)
+        self.n_hands = len(self.hands)
         self.boards: list[list[tuple[int, ...]]] = []
-        self.rows: list[list[tuple[int, int]]] = []  # (board index, hand index)
-        self.parent: list[np.ndarray | None] = []  # row of street s -> row of street s - 1
-        prev_boards: list[tuple[int, ...]] = [()]
-        prev_rows: dict[tuple[int, int], int] = {}
+        self.children: list[int] = []  # boards of street s per board of street s - 1
+        self.live: list[np.ndarray] = []  # float64[B_s * H]: 1 where the hand misses the board
+        self.weight: list[float] = []  # chance weight of one (board, hand, hand) deal
+        prev: list[tuple[int, ...]] = [()]
         for s in range(game.num_rounds):
-            boards: list[tuple[int, ...]] = []
-            origin: list[int] = []  # index of the board's prefix among the previous boards
-            for i, b in enumerate(prev_boards):
-                rest = [c for c in deck if c not in b]
-                for new in combinations(rest, game.num_board_cards[s]):
-                    boards.append(b + new)
-                    origin.append(i)
-            rows = [
-                (bi, hi)
-                for bi, b in enumerate(boards)
-                for hi, h in enumerate(self.hands)
-                if not set(b) & set(h)
-            ]
-            if s == 0:
-                self.parent.append(None)
-            else:
-                self.parent.append(np.array([prev_rows[(origin[bi], hi)] for bi, hi in rows]))
+            boards = [b + new for b in prev
+                      for new in combinations([c for c in deck if c not in b], game.num_board_cards[s])]
+            self.children.append(len(boards) // len(prev))
             self.boards.append(boards)
-            self.rows.append(rows)
-            prev_boards, prev_rows = boards, {r: k for k, r in enumerate(rows)}
-        # terminal matrices: consistent[s][r, q] = 1 when the responder's row r and the
-        # player's row q share the board and their hands are disjoint; showdown[r, q] the
-        # sign of the responder's hand against the player's on the last street's board.
-        self.consistent: list[np.ndarray] = []
-        self.weight: list[float] = []
-        for s in range(game.num_rounds):
-            rows = self.rows[s]
-            n = len(rows)
-            c = np.zeros((n, n))
-            for i, (bi, hi) in enumerate(rows):
-                h = set(self.hands[hi])
-                for j, (bj, hj) in enumerate(rows):
-                    if bi == bj and not h & set(self.hands[hj]):
-                        c[i, j] = 1.0
-            self.consistent.append(c)
-            # every consistent (responder row, player row) pair is equally likely
-            self.weight.append(1.0 / c.sum())
-        last = game.num_rounds - 1
-        strength = [
-            evaluate(self.hands[hi] + self.boards[last][bi]) for bi, hi in self.rows[last]
-        ]
-        st = np.array(strength)
-        self.showdown = np.sign(st[:, None] - st[None, :]) * self.consistent[last]
+            arr = np.array(boards, dtype=np.int64).reshape(len(boards), -1)
+            live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
+            self.live.append(live.astype(np.float64).ravel())
+            left = len(deck) - arr.shape[1]
+            k = game.num_hole_cards
+            self.weight.append(1.0 / (len(boards) * math.comb(left, k) * math.comb(left - k, k)))
+            prev = boards
+        last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), -1)
+        self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [HandValues(held, last)]
 
     def n_rows(self, street: int) -> int:
         """Rows of ``street``."""
-        return len(self.rows[street])
+        return len(self.boards[street]) * self.n_hands
 
     def expand(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
         """A vector over ``street``'s rows carried to ``to``'s (the board dealt between)."""
         for s in range(street + 1, to + 1):
-            parent = self.parent[s]
-            assert parent is not None
-            v = v[parent]
+            v = np.repeat(v.reshape(-1, self.n_hands), self.children[s], axis=0).ravel() * self.live[s]
         return v
 
     def contract(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
         """Values over ``street``'s rows summed back to the rows of the earlier ``to``."""
         for s in range(street, to, -1):
-            parent = self.parent[s]
-            assert parent is not None
-            v = np.bincount(parent, weights=v, minlength=self.n_rows(s - 1))
+            v = v.reshape(-1, self.children[s], self.n_hands).sum(axis=1).ravel()
         return v
+
+    def disjoint(self, street: int, reach: np.ndarray) -> np.ndarray:
+        """Per row: the reach of the other player's hands that can be dealt with it."""
+        return self.values[street].disjoint(reach.reshape(-1, self.n_hands)).ravel() * self.live[street]
+
+    def showdown(self, reach: np.ndarray) -> np.ndarray:
+        """Per row of the last street: showdowns won minus lost against ``reach``."""
+        return self.values[-1].showdown(reach.reshape(-1, self.n_hands)).ravel() * self.live[-1]
+
+    def row_cards(self, street: int) -> np.ndarray:
+        """int64[rows, hole + board]: each row's hand, then its board (clashing rows too)."""
+        hands = np.array(self.hands, dtype=np.int64)
+        boards = np.array(self.boards[street], dtype=np.int64).reshape(len(self.boards[street]), -1)
+        n_b, n_h = boards.shape[0], hands.shape[0]
+        return np.concatenate([np.tile(hands, (n_b, 1)), np.repeat(boards, n_h, axis=0)], axis=1)
 
 
 def _state_key(state: State) -> tuple[Any, ...]:
@@ -240,6 +243,88 @@ def _legal_actions(state: State) -> Iterator[Action]:
             yield Action.raise_to(to)
 
 
+def _row_buckets(policy: TranslatedPolicy, cards: _Cards, street: int) -> np.ndarray:
+    """The player's bucket of every row of ``street`` (0 for rows whose hand holds a board
+    card: their reach is zero)."""
+    rows = cards.row_cards(street)
+    live = cards.live[street] > 0
+    out = np.zeros(rows.shape[0], dtype=np.int64)
+    k = len(cards.hands[0])
+    if policy.bucket_batch is not None:
+        out[live] = np.asarray(policy.bucket_batch(street, np.ascontiguousarray(rows[live])), dtype=np.int64)
+    else:
+        out[live] = [policy.bucket(street, r[:k], r[k:]) for r in rows[live].tolist()]
+    return out
+
+
+@dataclass(frozen=True)
+class Responder:
+    """A best responder's betting when it may not bet every amount: raises of ``sizes``
+    pots after calling (raise-to = the largest bet + size x (pot + amount to call),
+    clamped into the legal range), all-in when ``all_in``, fold and call; on a street
+    where the player's tree caps the raises at ``cap``, at most ``past_cap`` raises beyond
+    it (None: no limit but the stacks). The raise past the cap finds the leak of a
+    translated player that can only check or call there."""
+
+    sizes: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+    all_in: bool = True
+    past_cap: int | None = 1
+
+    def actions(self, state: State, cap: int | None) -> list[Action]:
+        """The responder's actions at ``state`` (it is to act) on a street capped at
+        ``cap`` raises by the player's tree."""
+        out = [Action.fold()] if state.can_fold() else []
+        out.append(Action.call())
+        lo, hi = state.min_raise_to, state.max_raise_to
+        if lo is None or hi is None:
+            return out
+        if cap is not None and self.past_cap is not None and state.num_raises_in_round >= cap + self.past_cap:
+            return out
+        pot = state.pot + state.to_call
+        tos = {min(max(state.max_spent + int(round(x * pot)), lo), hi) for x in self.sizes}
+        if self.all_in:
+            tos.add(hi)
+        return out + [Action.raise_to(t) for t in sorted(tos)]
+
+    @staticmethod
+    def parse(spec: str) -> Responder | None:
+        """``any`` (None: every legal amount), or pot fractions and ``a`` (all-in)
+        separated by commas, optionally ``+capN`` (N raises past the player's cap; ``+cap``
+        alone: no limit; default 1): e.g. ``0.25,0.5,0.75,1,1.5,2,a,+cap1``."""
+        text = spec.strip().lower()
+        if text == "any":
+            return None
+        sizes: list[float] = []
+        all_in = False
+        past_cap: int | None = 1
+        for token in (t.strip() for t in text.split(",")):
+            if token == "a":
+                all_in = True
+            elif token.startswith("+cap"):
+                rest = token[4:]
+                if rest and not rest.isdigit():
+                    raise ValueError(f"responder {spec!r}: {token!r} is not +capN")
+                past_cap = int(rest) if rest else None
+            else:
+                try:
+                    x = float(token.removesuffix("p"))
+                except ValueError:
+                    raise ValueError(f"responder {spec!r}: cannot read {token!r}; use pot fractions, "
+                                     f"'a' for all-in, '+capN', or 'any'") from None
+                if not x > 0:
+                    raise ValueError(f"responder {spec!r}: a raise of {x} pots")
+                sizes.append(x)
+        if not sizes and not all_in:
+            raise ValueError(f"responder {spec!r} makes no raise")
+        return Responder(tuple(sorted(set(sizes))), all_in, past_cap)
+
+    def text(self) -> str:
+        """The set in words, for reports."""
+        sizes = ", ".join(f"{x:g}" for x in self.sizes)
+        extra = "any number of raises" if self.past_cap is None else f"{self.past_cap} raise(s) past the player's cap"
+        return f"{{{sizes}}} pots{' + all-in' if self.all_in else ''}, {extra}"
+
+
 class TranslatedPlayer:
     """A translated player's rules over rows of private hands, as exact evaluations walk
     them: ``buckets[s]`` holds the bucket of each row on street ``s``; the player's
@@ -250,18 +335,18 @@ class TranslatedPlayer:
     def __init__(self, policy: TranslatedPolicy, buckets: list[np.ndarray]) -> None:
         self.policy = policy
         self.buckets = buckets
-        self._probs: dict[int, np.ndarray] = {}
+        self._cached = 0
         self._columns: dict[int, list[tuple[int, np.ndarray]]] = {}
+
+    #: Most bytes of blueprint probabilities kept between uses (nodes past it are recomputed).
+    cache_bytes = 1 << 30
 
     def probs(self, node: int) -> np.ndarray:
         """Blueprint probabilities at decision ``node`` for every row of its street
         (rows x children): :meth:`TranslatedPolicy.rows`, the very numbers of
         :meth:`TranslatedPolicy.probabilities` (purification included)."""
-        p = self._probs.get(node)
-        if p is None:
-            pol = self.policy
-            p = self._probs[node] = pol.rows(node, self.buckets[pol._street[node]])
-        return p
+        pol = self.policy
+        return pol.rows(node, self.buckets[pol._street[node]])
 
     def _moves(self, node: int) -> list[tuple[int, np.ndarray]]:
         """(child index, its probability over the rows) for the children of ``node`` some
@@ -269,7 +354,10 @@ class TranslatedPlayer:
         cols = self._columns.get(node)
         if cols is None:
             by_child = np.ascontiguousarray(self.probs(node).T)
-            cols = self._columns[node] = [(i, by_child[i]) for i in np.flatnonzero(by_child.any(axis=1)).tolist()]
+            cols = [(i, by_child[i]) for i in np.flatnonzero(by_child.any(axis=1)).tolist()]
+            if self._cached + by_child.nbytes <= self.cache_bytes:  # memory for speed, within a bound
+                self._columns[node] = cols
+                self._cached += by_child.nbytes
         return cols
 
     def after_opponent(self, ms: MappingStates, state: State, action: Action) -> MappingStates:
@@ -320,21 +408,28 @@ def _all_close(before: np.ndarray, after: np.ndarray, tol: float) -> bool:
 class _Walker(TranslatedPlayer):
     """The walks over the real game for one translated policy."""
 
-    def __init__(self, policy: TranslatedPolicy, game: Game, memo: bool = True) -> None:
+    #: Most bytes of subtree values the memo keeps (past it, subtrees are walked again).
+    memo_bytes = 1 << 30
+
+    def __init__(
+        self, policy: TranslatedPolicy, game: Game, memo: bool = True, responder: Responder | None = None
+    ) -> None:
         if game != policy.game:
             raise ValueError("the policy was made for a different game")
         cards = _Cards(game)
         # bucket of every (board, hand) row, per street, as the player computes it
-        super().__init__(policy, [
-            np.array([policy.bucket(s, cards.hands[hi], cards.boards[s][bi]) for bi, hi in cards.rows[s]])
-            for s in range(game.num_rounds)
-        ])
+        super().__init__(policy, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)])
         self.game = game
+        self.responder = responder
+        self.caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
+                     for r in range(game.num_rounds)]
         self.cards = cards
         self.use_memo = memo
         self.nodes = 0
         self.memo_hits = 0
         self.memo: dict[tuple[Any, ...], np.ndarray] = {}
+        self._memo_bytes = 0
+        self.progress: Callable[[int], None] | None = None
         self.last = game.num_rounds - 1
 
     # -- values
@@ -346,11 +441,11 @@ class _Walker(TranslatedPlayer):
         w = c.weight[street]
         spent = state.spent
         if state.folded[seat]:
-            return -spent[seat] * w * (c.consistent[street] @ reach)
+            return -spent[seat] * w * c.disjoint(street, reach)
         if state.folded[1 - seat]:
-            return spent[1 - seat] * w * (c.consistent[street] @ reach)
+            return spent[1 - seat] * w * c.disjoint(street, reach)
         assert street == self.last
-        return min(spent) * w * (c.showdown @ reach)
+        return min(spent) * w * c.showdown(reach)
 
     def br(self, state: State, street: int, ms: MappingStates, seat: int) -> np.ndarray:
         """Values over ``street``'s rows of the best responder in ``seat`` against the
@@ -361,17 +456,23 @@ class _Walker(TranslatedPlayer):
             return self.cards.contract(v, state.round, street)
         key: tuple[Any, ...] | None = None
         if self.use_memo:
-            key = (_state_key(state), tuple(sorted((k, r.tobytes()) for k, r in ms.items())))
+            # the reach by a 128-bit digest: exact but for a collision (chance 2^-128)
+            key = (_state_key(state), tuple(sorted((k, hashlib.blake2b(r.tobytes(), digest_size=16).digest())
+                                                   for k, r in ms.items())))
             hit = self.memo.get(key)
             if hit is not None:
                 self.memo_hits += 1
                 return hit
         self.nodes += 1
+        if self.progress is not None:
+            self.progress(self.nodes)
         if state.actor is None:
             v = self.terminal(state, street, ms, seat)
         elif state.actor == seat:
             v = None
-            for a in _legal_actions(state):
+            actions = (_legal_actions(state) if self.responder is None
+                       else self.responder.actions(state, self.caps[state.round]))
+            for a in actions:
                 child = self.after_opponent(ms, state, a)
                 w = self.br(state.apply(a), street, child, seat)
                 v = w if v is None else np.maximum(v, w)
@@ -381,7 +482,9 @@ class _Walker(TranslatedPlayer):
             for a, child in self.own_moves(ms, state).items():
                 v = v + self.br(state.apply(a), street, child, seat)
         if key is not None:
-            self.memo[key] = v
+            if self._memo_bytes + v.nbytes <= self.memo_bytes:  # bounded: big games fill it fast
+                self.memo[key] = v
+                self._memo_bytes += v.nbytes
         return v
 
     def best_response(self, seat: int) -> float:
@@ -389,6 +492,7 @@ class _Walker(TranslatedPlayer):
         if seat not in (0, 1):
             raise ValueError(f"seat {seat} is not 0 or 1")
         self.memo.clear()
+        self._memo_bytes = 0
         root = State.new_hand(self.game)
         ms = {0: np.ones(self.cards.n_rows(0))}
         return float(self.br(root, 0, ms, seat).sum())
@@ -407,10 +511,10 @@ class _Walker(TranslatedPlayer):
             w = c.weight[street]
             spent = state.spent
             if state.folded[0]:
-                return -spent[0] * w * float(r0 @ c.consistent[street] @ r1)
+                return -spent[0] * w * float(r0 @ c.disjoint(street, r1))
             if state.folded[1]:
-                return spent[1] * w * float(r0 @ c.consistent[street] @ r1)
-            return min(spent) * w * float(r0 @ c.showdown @ r1)
+                return spent[1] * w * float(r0 @ c.disjoint(street, r1))
+            return min(spent) * w * float(r0 @ c.showdown(r1))
         actor = state.actor
         total = 0.0
         for a, mine in self.own_moves(ms[actor], state).items():
@@ -446,11 +550,14 @@ def translated_policy(
     return TranslatedPolicy(p.tree, p.offset, strategy.policy, bucket, mapping=mapping, purify=purify)
 
 
-def real_best_response_value(policy: TranslatedPolicy, seat: int, game: Game | None = None) -> float:
+def real_best_response_value(
+    policy: TranslatedPolicy, seat: int, game: Game | None = None, responder: Responder | None = None
+) -> float:
     """Value (chips per game) of the real-game best responder in ``seat`` against
     ``policy`` played by the translated player in the other seat (see the module
-    docstring); ``game`` defaults to the policy's."""
-    return _Walker(policy, game or policy.game).best_response(seat)
+    docstring); ``game`` defaults to the policy's; ``responder`` restricts the
+    responder's bets (None: every legal amount)."""
+    return _Walker(policy, game or policy.game, responder=responder).best_response(seat)
 
 
 def real_self_play_value(policy: TranslatedPolicy, game: Game | None = None) -> float:
@@ -479,6 +586,101 @@ def real_tree_size(game: Game) -> int:
     return count(State.new_hand(game))
 
 
+@dataclass(frozen=True)
+class WalkCost:
+    """What a best-response walk will cost, predicted before it runs
+    (:func:`predict_walk`): ``nodes[s]``: real public nodes on street ``s`` the walk of one
+    seat visits (an upper bound: an action every row of the player leaves at probability
+    zero is not pruned here); ``rows[s]``: the length of a vector there; ``elements``:
+    vector elements the walk of both seats touches (nodes x rows x the mapping states);
+    ``bytes``: the most memory it needs (its caches' bounds included); ``seconds``: the nodes at :data:`US_PER_NODE`
+    plus the elements at :data:`NS_PER_ELEMENT`."""
+
+    nodes: tuple[int, ...]
+    rows: tuple[int, ...]
+    elements: float
+    bytes: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {"nodes": list(self.nodes), "rows": list(self.rows), "elements": self.elements,
+                "bytes": self.bytes, "seconds": self.seconds}
+
+
+#: A walk's time per node (Python) and per vector element it touches, measured on the
+#: 2-vCPU development machine: no-limit Leduc's walks (vectors of 6 and 36 rows) take
+#: about 25 us a node; a 20-card walk (vectors of up to 1.3 M rows) about 60 ns an element.
+US_PER_NODE = 25.0
+NS_PER_ELEMENT = 60.0
+
+
+def predict_walk(policy: TranslatedPolicy, responder: Responder | None = None) -> WalkCost:
+    """Predict the cost of :func:`real_exploitability` (both seats) from the public tree
+    alone: the walk's nodes follow the translated player's mapping states (abstract nodes,
+    no vectors) and, at its decisions, the real actions of every child of every state;
+    vectors have the rows of their street's boards times the deck's hands."""
+    game = policy.game
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    k = game.num_hole_cards
+    n_hands = math.comb(len(deck), k)
+    boards, rows = 1, []
+    used = 0
+    for s in range(game.num_rounds):
+        boards *= math.comb(len(deck) - used, game.num_board_cards[s])
+        used += game.num_board_cards[s]
+        rows.append(boards * n_hands)
+    caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
+            for r in range(game.num_rounds)]
+    n_streets = game.num_rounds
+    memo: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def walk(state: State, keys: frozenset[int], seat: int) -> np.ndarray:
+        """Per street, the nodes of the subtree and (last entry) the vector elements its
+        walk touches. A subtree met again is counted again (the walk memoizes only
+        bit-identical reach, which different histories almost never have)."""
+        key = (_state_key(state), keys)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        out = np.zeros(n_streets + 1)
+        out[state.round] = 1
+        out[n_streets] = len(keys) * rows[state.round]
+        if state.actor == seat:
+            acts = list(_legal_actions(state)) if responder is None else responder.actions(state, caps[state.round])
+            for a in acts:
+                after = after_opponent(policy, {key_: 1.0 for key_ in keys}, state, a)
+                out += walk(state.apply(a), frozenset(after), seat)
+        elif state.actor is not None:
+            moves: dict[Action, set[int]] = {}
+            for key_ in keys:
+                if key_ != LOST:
+                    node = policy.sync(key_, state)
+                    if policy.in_step(node, state):
+                        for child in policy.children(node):
+                            moves.setdefault(policy.real_action(child, state), set()).add(child)
+                        continue
+                    moves.setdefault(Action.call(), set()).add(node)
+                else:
+                    moves.setdefault(Action.call(), set()).add(LOST)
+            for a, after_keys in moves.items():
+                out += walk(state.apply(a), frozenset(after_keys), seat)
+        memo[key] = out
+        return out
+
+    total = np.zeros(n_streets + 1)
+    for seat in (0, 1):
+        memo.clear()
+        total += walk(State.new_hand(game), frozenset({0}), seat)
+    nodes = [int(x) for x in total[:n_streets]]
+    elements = float(total[n_streets])
+    # peak: a vector per mapping state on the deepest path (about 4 per street), the
+    # buckets and the showdown order of the last street, the probability cache
+    peak = 8 * (16 * sum(rows) + 3 * rows[-1]) + TranslatedPlayer.cache_bytes + _Walker.memo_bytes
+    seconds = sum(nodes) * US_PER_NODE * 1e-6 + elements * NS_PER_ELEMENT * 1e-9
+    return WalkCost(tuple(nodes), tuple(rows), elements, int(peak), seconds)
+
+
 def real_exploitability(
     policy: TranslatedPolicy,
     game: Game | None = None,
@@ -486,6 +688,8 @@ def real_exploitability(
     self_play: bool = True,
     memo: bool = True,
     count_tree: bool = True,
+    responder: Responder | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> RealResult:
     """Exploitability of the translated ``policy`` in the real ``game`` (default: the
     policy's), computed exactly (module docstring): a best responder in each seat that
@@ -493,11 +697,14 @@ def real_exploitability(
 
     ``self_play``: also seat 0's value when the player plays both seats; ``memo``:
     memoize subtrees met again with the same real state and mapping states (exact; off
-    only to check that); ``count_tree``: count the full real betting tree for scale.
+    only to check that); ``count_tree``: count the full real betting tree for scale;
+    ``responder``: the responder's bets (None: every legal amount, the module docstring);
+    ``progress(nodes)``: called at every node the best-response walks evaluate.
     """
     g = game or policy.game
     t0 = time.perf_counter()
-    walker = _Walker(policy, g, memo=memo)
+    walker = _Walker(policy, g, memo=memo, responder=responder)
+    walker.progress = progress
     br0 = walker.best_response(0)
     br1 = walker.best_response(1)
     walker.memo.clear()
