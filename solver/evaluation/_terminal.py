@@ -125,6 +125,21 @@ def _showdown_sums(held: np.ndarray, order: np.ndarray, ranks: np.ndarray, r0: n
 
 
 @njit(cache=True)
+def _card_totals(hands: np.ndarray, r: np.ndarray, b: int, per_card: np.ndarray) -> float:
+    """Fill ``per_card[c]`` with board ``b``'s reach of the hands holding card ``c``;
+    return the board's total reach."""
+    per_card[:] = 0.0
+    total = 0.0
+    for j in range(r.shape[1]):
+        w = r[b, j]
+        if w != 0.0:
+            total += w
+            for c in range(hands.shape[1]):
+                per_card[hands[j, c]] += w
+    return total
+
+
+@njit(cache=True)
 def _hand_disjoint(hands: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
     """``out[b, i] = sum_{j disjoint from i} r[b, j]`` for the hands ``hands`` (int64[n, k])
     on each board ``b`` (``r``, ``out``: float64[B, n]; hands that hold a board card must
@@ -133,14 +148,7 @@ def _hand_disjoint(hands: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
     k = hands.shape[1]
     per_card = np.zeros(_CARDS)
     for b in range(n_boards):
-        per_card[:] = 0.0
-        total = 0.0
-        for j in range(n):
-            w = r[b, j]
-            if w != 0.0:
-                total += w
-                for c in range(k):
-                    per_card[hands[j, c]] += w
+        total = _card_totals(hands, r, b, per_card)
         for i in range(n):
             s = total
             for c in range(k):
@@ -162,15 +170,8 @@ def _hand_showdown(hands: np.ndarray, order: np.ndarray, ranks: np.ndarray, r: n
     weak_card = np.zeros(_CARDS)
     tie_card = np.zeros(_CARDS)
     for b in range(n_boards):
-        all_card[:] = 0.0
+        total = _card_totals(hands, r, b, all_card)
         weak_card[:] = 0.0
-        total = 0.0
-        for j in range(n):
-            w = r[b, j]
-            if w != 0.0:
-                total += w
-                for c in range(k):
-                    all_card[hands[j, c]] += w
         weak = 0.0
         start = 0
         while start < n:
