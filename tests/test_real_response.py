@@ -382,7 +382,7 @@ def test_the_prediction_bounds_the_walk():
     game = load_game("leduc.nolimit.2p")
     pol = _random_policy(game, "0.5p,1p,a/1p,a,cap2", "pseudo_harmonic", seed=5)
     cost = predict_walk(pol, Responder())
-    assert cost.rows == (6, 36)
+    assert cost.rows == (6, 18)  # 3 flops up to suits (of 6), 6 hands each
     result = real_exploitability(pol, responder=Responder(), count_tree=False, self_play=False)
     assert 0 < result.nodes <= sum(cost.nodes)
     assert cost.bytes > 0 and cost.seconds > 0 and cost.elements > 0
@@ -412,3 +412,31 @@ def test_pokerbot_eval_translated(capsys):
     assert "cannot read 'x'" in capsys.readouterr().err
     assert Responder.parse("1,a,+cap") == Responder((1.0,), True, None)
     assert Responder.parse("0.5p,2") == Responder((0.5, 2.0), False, 1)
+
+
+def test_one_board_per_suit_class_is_exact():
+    """Walking one board per suit class (the hands' suits permuted when values are summed
+    back) gives the values of walking every board; a bucket function that names suits
+    is detected and every board walked."""
+    from solver.evaluation.real_response import _Walker
+
+    game = load_game("leduc.nolimit.2p")
+    pol = _random_policy(game, "0.5p,1p,a/1p,a,cap2", "pseudo_harmonic", seed=6)
+    sym, full = _Walker(pol, game), _Walker(pol, game, symmetric=False)
+    assert sym.cards.symmetric and not full.cards.symmetric
+    assert [len(b) for b in sym.cards.boards] == [1, 3] and [len(b) for b in full.cards.boards] == [1, 6]
+    for seat in (0, 1):
+        assert sym.best_response(seat) == pytest.approx(full.best_response(seat), abs=1e-12)
+    ones = np.ones(6)
+    root = State.new_hand(game)
+    assert sym.self_play(root, 0, ({0: ones}, {0: ones.copy()})) == pytest.approx(
+        full.self_play(root, 0, ({0: ones}, {0: ones.copy()})), abs=1e-12)
+
+    def suited(street, hole, board):  # the bucket depends on a suit's name
+        b = lossless_bucket(game, street, hole, board)
+        return b if hole[0] % 4 == 3 else 0
+
+    named = TranslatedPolicy(pol.tree, pol.offset, pol.table, suited)
+    walker = _Walker(named, game)
+    assert not walker.cards.symmetric
+    assert walker.best_response(0) == pytest.approx(_Walker(named, game, symmetric=False).best_response(0), abs=1e-12)

@@ -62,10 +62,11 @@ leduc.nolimit.2p the full real betting tree has 900,305 nodes and vectors have 6
 rows; the walks visit only those nodes the player reaches with positive probability (an
 action it never takes is worth nothing to the responder's counterfactual values): 6,000
 to 25,000 nodes for both seats with the abstractions of ``bench/translation.py``, a
-second or two. In the 20-card game a river vector has 1.3 M rows: :func:`predict_walk`
+second or two. Boards are walked one per class under the permutations of the suits
+where the player's buckets do not name suits (:class:`_Cards`): the 20-card game's
+6,840 river boards become 485, and a river vector has 92,150 rows. :func:`predict_walk`
 says before a walk how many nodes and vector elements it will touch, its memory and
-time; a responder that only shoves takes 20 s, the six sizes plus all-in of
-``pokerbot eval translated``'s default are predicted at about 30 hours on two cores.
+time.
 
 exploitability = (BR_0 + BR_1) / 2 chips per game, BR_i the value of a best responder in
 seat i against the translated player in the other seat (the convention of
@@ -80,7 +81,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Any
 
 import numpy as np
@@ -155,37 +156,75 @@ class RealResult:
 
 class _Cards:
     """The private-card layer, board by board: per street, the boards through it (every
-    street's new cards in dealing order; the children of a board are contiguous and every
-    board has as many), the rows ``(board, hand)`` laid out as ``board * H + hand`` over
-    every ``H`` hands of the deck (a hand that holds a board card is a row of zero reach),
-    and the per-hand terminal sums (:class:`solver.evaluation._terminal.HandValues`)."""
+    street's new cards in dealing order), the rows ``(board, hand)`` laid out as
+    ``board * H + hand`` over every ``H`` hands of the deck (a hand that holds a board
+    card is a row of zero reach), and the per-hand terminal sums
+    (:class:`solver.evaluation._terminal.HandValues`).
 
-    def __init__(self, game: Game) -> None:
+    With ``symmetric`` the boards are one per class under the permutations of the suits
+    (Waugh 2013's suit isomorphism, applied street by street): a board's children are its
+    extensions by one new card set of each orbit of its own stabilizer, and summing a
+    child's values back to its parent adds the child's vector once per board of its orbit
+    with the hands' suits permuted. That is exact when the player's buckets do not depend
+    on the suits' names (lossless suit classes and the card abstractions do; the walker
+    checks), and cuts the 20-card river's 6,840 boards to a few hundred."""
+
+    def __init__(self, game: Game, symmetric: bool = True) -> None:
         if game.num_players != 2:
             raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
         deck = deck_cards(game.num_ranks, game.num_suits)
-        self.hands: list[tuple[int, ...]] = list(combinations(deck, game.num_hole_cards))
-        held = np.array(self.hands, dtype=np.int64).reshape(len(self.hands), game.num_hole_cards)
+        k = game.num_hole_cards
+        self.hands: list[tuple[int, ...]] = list(combinations(deck, k))
+        held = np.array(self.hands, dtype=np.int64).reshape(len(self.hands), k)
         self.n_hands = len(self.hands)
+        suits = sorted({c % 4 for c in deck})
+        perms = [dict(zip(suits, q)) for q in permutations(suits)] if symmetric else [{x: x for x in suits}]
+        card_perm = [{c: (c // 4) * 4 + g[c % 4] for c in deck} for g in perms]
+        index = {tuple(sorted(h)): i for i, h in enumerate(self.hands)}
+        hand_perm = [np.array([index[tuple(sorted(cp[c] for c in h))] for h in self.hands]) for cp in card_perm]
+        inverse = [np.argsort(hp) for hp in hand_perm]  # inverse[g][h]: the hand g maps to h
         self.boards: list[list[tuple[int, ...]]] = []
-        self.children: list[int] = []  # boards of street s per board of street s - 1
+        self.parent: list[np.ndarray] = []  # board of street s -> its board on street s - 1
+        #: per board of street s >= 1: the hand permutations that carry its values to each
+        #: board of its orbit among its parent's children (the identity first)
+        self.orbits: list[list[np.ndarray]] = []
         self.live: list[np.ndarray] = []  # float64[B_s * H]: 1 where the hand misses the board
+        self.mult: list[np.ndarray] = []  # boards each board stands for
         self.weight: list[float] = []  # chance weight of one (board, hand, hand) deal
         prev: list[tuple[int, ...]] = [()]
+        prev_stab: list[list[int]] = [list(range(len(perms)))]
+        total = 1
         for s in range(game.num_rounds):
-            boards = [b + new for b in prev
-                      for new in combinations([c for c in deck if c not in b], game.num_board_cards[s])]
-            self.children.append(len(boards) // len(prev))
+            boards, parent, orbits, stabs = [], [], [], []
+            for pi, b in enumerate(prev):
+                done: set[tuple[int, ...]] = set()
+                for new in combinations([c for c in deck if c not in b], game.num_board_cards[s]):
+                    if tuple(sorted(new)) in done:
+                        continue
+                    images: dict[tuple[int, ...], int] = {}
+                    for g in prev_stab[pi]:
+                        images.setdefault(tuple(sorted(card_perm[g][c] for c in new)), g)
+                    done.update(images)
+                    boards.append(b + new)
+                    parent.append(pi)
+                    orbits.append([inverse[g] for g in images.values()])
+                    stabs.append([g for g in prev_stab[pi]
+                                  if tuple(sorted(card_perm[g][c] for c in new)) == tuple(sorted(new))])
+            total *= math.comb(len(deck) - len(prev[0]), game.num_board_cards[s])
             self.boards.append(boards)
+            self.parent.append(np.array(parent, dtype=np.int64))
+            self.orbits.append(orbits)
             arr = np.array(boards, dtype=np.int64).reshape(len(boards), -1)
             live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
             self.live.append(live.astype(np.float64).ravel())
+            self.mult.append(np.array([len(perms) // len(st) for st in stabs], dtype=np.float64))
             left = len(deck) - arr.shape[1]
-            k = game.num_hole_cards
-            self.weight.append(1.0 / (len(boards) * math.comb(left, k) * math.comb(left - k, k)))
-            prev = boards
+            self.weight.append(1.0 / (total * math.comb(left, k) * math.comb(left - k, k)))
+            prev, prev_stab = boards, stabs
         last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), -1)
         self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [HandValues(held, last)]
+        self.symmetric = len(perms) > 1
+        self._card_perm = card_perm
 
     def n_rows(self, street: int) -> int:
         """Rows of ``street``."""
@@ -194,14 +233,25 @@ class _Cards:
     def expand(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
         """A vector over ``street``'s rows carried to ``to``'s (the board dealt between)."""
         for s in range(street + 1, to + 1):
-            v = np.repeat(v.reshape(-1, self.n_hands), self.children[s], axis=0).ravel() * self.live[s]
+            v = v.reshape(-1, self.n_hands)[self.parent[s]].ravel() * self.live[s]
         return v
 
     def contract(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
-        """Values over ``street``'s rows summed back to the rows of the earlier ``to``."""
+        """Values over ``street``'s rows summed back to the rows of the earlier ``to``
+        (every board of each orbit, its hands' suits permuted)."""
         for s in range(street, to, -1):
-            v = v.reshape(-1, self.children[s], self.n_hands).sum(axis=1).ravel()
+            rows = v.reshape(-1, self.n_hands)
+            out = np.zeros((len(self.boards[s - 1]), self.n_hands))
+            for q, perms in enumerate(self.orbits[s]):
+                acc = out[self.parent[s][q]]
+                for perm in perms:
+                    acc += rows[q][perm]
+            v = out.ravel()
         return v
+
+    def row_weights(self, street: int) -> np.ndarray:
+        """Per row: the boards its board stands for (1 without symmetry)."""
+        return np.repeat(self.mult[street], self.n_hands)
 
     def disjoint(self, street: int, reach: np.ndarray) -> np.ndarray:
         """Per row: the reach of the other player's hands that can be dealt with it."""
@@ -217,6 +267,13 @@ class _Cards:
         boards = np.array(self.boards[street], dtype=np.int64).reshape(len(self.boards[street]), -1)
         n_b, n_h = boards.shape[0], hands.shape[0]
         return np.concatenate([np.tile(hands, (n_b, 1)), np.repeat(boards, n_h, axis=0)], axis=1)
+
+    def permuted_cards(self, cards: np.ndarray, g: int) -> np.ndarray:
+        """``cards`` (int64[n, m]) with the suits permuted by the ``g``-th permutation."""
+        table = np.arange(52)
+        for c, d in self._card_perm[g].items():
+            table[c] = d
+        return table[cards]
 
 
 def _state_key(state: State) -> tuple[Any, ...]:
@@ -241,6 +298,40 @@ def _legal_actions(state: State) -> Iterator[Action]:
     if lo is not None and hi is not None:
         for to in range(lo, hi + 1):
             yield Action.raise_to(to)
+
+
+def _suit_blind(policy: TranslatedPolicy, cards: _Cards, buckets: list[np.ndarray], samples: int = 256) -> bool:
+    """Whether the player's buckets stay the same when the suits of a hand and its board
+    are permuted, on ``samples`` seeded rows of each street and every permutation (the
+    condition for :class:`_Cards`'s symmetry)."""
+    rng = np.random.default_rng(0)
+    k = len(cards.hands[0])
+    for s, b in enumerate(buckets):
+        live = np.flatnonzero(cards.live[s] > 0)
+        pick = live[rng.choice(live.size, size=min(samples, live.size), replace=False)]
+        rows = cards.row_cards(s)[pick]
+        for g in range(1, len(cards._card_perm)):
+            moved = cards.permuted_cards(rows, g)
+            moved[:, :k].sort(axis=1)
+            if policy.bucket_batch is not None:
+                got = np.asarray(policy.bucket_batch(s, np.ascontiguousarray(moved)), dtype=np.int64)
+            else:
+                got = np.array([policy.bucket(s, r[:k], r[k:]) for r in moved.tolist()], dtype=np.int64)
+            if not np.array_equal(got, b[pick]):
+                return False
+    return True
+
+
+def _card_layer(policy: TranslatedPolicy, game: Game, symmetric: bool = True) -> tuple[_Cards, list[np.ndarray]]:
+    """The card layer of a walk against ``policy`` (one board per suit class where its
+    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks) and the player's bucket of
+    every row, per street."""
+    cards = _Cards(game, symmetric=symmetric)
+    buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
+    if cards.symmetric and not _suit_blind(policy, cards, buckets):
+        cards = _Cards(game, symmetric=False)  # buckets that name suits: every board
+        buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
+    return cards, buckets
 
 
 def _row_buckets(policy: TranslatedPolicy, cards: _Cards, street: int) -> np.ndarray:
@@ -336,6 +427,7 @@ class TranslatedPlayer:
         self.policy = policy
         self.buckets = buckets
         self._cached = 0
+        self._buckets_distinct: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._columns: dict[int, list[tuple[int, np.ndarray]]] = {}
 
     #: Most bytes of blueprint probabilities kept between uses (nodes past it are recomputed).
@@ -346,14 +438,27 @@ class TranslatedPlayer:
         (rows x children): :meth:`TranslatedPolicy.rows`, the very numbers of
         :meth:`TranslatedPolicy.probabilities` (purification included)."""
         pol = self.policy
-        return pol.rows(node, self.buckets[pol._street[node]])
+        distinct, inverse = self._distinct(pol._street[node])
+        return pol.rows(node, distinct)[inverse]
+
+    def _distinct(self, street: int) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct buckets of ``street``'s rows and each row's index among them: the
+        blueprint's rows are read once per bucket, then spread to the rows."""
+        got = self._buckets_distinct.get(street)
+        if got is None:
+            distinct, inverse = np.unique(self.buckets[street], return_inverse=True)
+            got = self._buckets_distinct[street] = (distinct, inverse.ravel())
+        return got
 
     def _moves(self, node: int) -> list[tuple[int, np.ndarray]]:
         """(child index, its probability over the rows) for the children of ``node`` some
         row plays, each column contiguous: a column of zeros leads nowhere."""
         cols = self._columns.get(node)
         if cols is None:
-            by_child = np.ascontiguousarray(self.probs(node).T)
+            pol = self.policy
+            distinct, inverse = self._distinct(pol._street[node])
+            small = pol.rows(node, distinct)  # one row per distinct bucket
+            by_child = np.ascontiguousarray(small.T[:, inverse])
             cols = [(i, by_child[i]) for i in np.flatnonzero(by_child.any(axis=1)).tolist()]
             if self._cached + by_child.nbytes <= self.cache_bytes:  # memory for speed, within a bound
                 self._columns[node] = cols
@@ -405,6 +510,11 @@ def _all_close(before: np.ndarray, after: np.ndarray, tol: float) -> bool:
     return True
 
 
+#: Longest vectors whose subtrees the walk memoizes: past it, hashing the reach costs
+#: more than the rare hit saves (different histories almost never share their reach).
+_MEMO_MAX_ROWS = 20_000
+
+
 class _Walker(TranslatedPlayer):
     """The walks over the real game for one translated policy."""
 
@@ -412,13 +522,17 @@ class _Walker(TranslatedPlayer):
     memo_bytes = 1 << 30
 
     def __init__(
-        self, policy: TranslatedPolicy, game: Game, memo: bool = True, responder: Responder | None = None
+        self,
+        policy: TranslatedPolicy,
+        game: Game,
+        memo: bool = True,
+        responder: Responder | None = None,
+        symmetric: bool = True,
     ) -> None:
         if game != policy.game:
             raise ValueError("the policy was made for a different game")
-        cards = _Cards(game)
-        # bucket of every (board, hand) row, per street, as the player computes it
-        super().__init__(policy, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)])
+        cards, buckets = _card_layer(policy, game, symmetric)
+        super().__init__(policy, buckets)
         self.game = game
         self.responder = responder
         self.caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
@@ -455,7 +569,7 @@ class _Walker(TranslatedPlayer):
             v = self.br(state, state.round, ms, seat)
             return self.cards.contract(v, state.round, street)
         key: tuple[Any, ...] | None = None
-        if self.use_memo:
+        if self.use_memo and self.cards.n_rows(street) <= _MEMO_MAX_ROWS:
             # the reach by a 128-bit digest: exact but for a collision (chance 2^-128)
             key = (_state_key(state), tuple(sorted((k, hashlib.blake2b(r.tobytes(), digest_size=16).digest())
                                                    for k, r in ms.items())))
@@ -510,6 +624,7 @@ class _Walker(TranslatedPlayer):
             c = self.cards
             w = c.weight[street]
             spent = state.spent
+            r0 = r0 * c.row_weights(street)  # each board for its whole class
             if state.folded[0]:
                 return -spent[0] * w * float(r0 @ c.disjoint(street, r1))
             if state.folded[1]:
@@ -609,27 +724,21 @@ class WalkCost:
 
 
 #: A walk's time per node (Python) and per vector element it touches, measured on the
-#: 2-vCPU development machine: no-limit Leduc's walks (vectors of 6 and 36 rows) take
-#: about 25 us a node; a 20-card walk (vectors of up to 1.3 M rows) about 60 ns an element.
+#: 2-vCPU development machine: no-limit Leduc's walks (vectors of 6 and 18 rows) take
+#: about 25 us a node; 20-card walks (vectors of up to 92,150 rows) 16 to 20 ns an element.
 US_PER_NODE = 25.0
-NS_PER_ELEMENT = 60.0
+NS_PER_ELEMENT = 18.0
 
 
 def predict_walk(policy: TranslatedPolicy, responder: Responder | None = None) -> WalkCost:
     """Predict the cost of :func:`real_exploitability` (both seats) from the public tree
     alone: the walk's nodes follow the translated player's mapping states (abstract nodes,
     no vectors) and, at its decisions, the real actions of every child of every state;
-    vectors have the rows of their street's boards times the deck's hands."""
+    vectors have the rows of their street's boards (one per suit class where the player's
+    buckets allow) times the deck's hands."""
     game = policy.game
-    deck = deck_cards(game.num_ranks, game.num_suits)
-    k = game.num_hole_cards
-    n_hands = math.comb(len(deck), k)
-    boards, rows = 1, []
-    used = 0
-    for s in range(game.num_rounds):
-        boards *= math.comb(len(deck) - used, game.num_board_cards[s])
-        used += game.num_board_cards[s]
-        rows.append(boards * n_hands)
+    cards, _ = _card_layer(policy, game)
+    rows = [cards.n_rows(st) for st in range(game.num_rounds)]
     caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
             for r in range(game.num_rounds)]
     n_streets = game.num_rounds
