@@ -28,7 +28,7 @@ from solver.evaluation.lbr import (
     range_equity,
 )
 from solver.evaluation.leaks import all_in_decisions, planted_policy
-from solver.evaluation.real_response import real_best_response_value
+from solver.evaluation.real_response import Responder, real_best_response_value
 from solver.play.policy import TranslatedPolicy
 from solver.problem import make_problem
 from solver.play.policy import range_query
@@ -331,3 +331,16 @@ def test_a_planted_leak_is_found_by_play_in_20_card_holdem():
     diff = (runs[1].mbb_values - runs[0].mbb_values).reshape(-1, 2).mean(axis=1)
     half = 1.96 * diff.std(ddof=1) / np.sqrt(diff.size)
     assert diff.mean() - half > 0, (diff.mean(), half)
+
+
+def test_a_planted_leak_is_found_by_the_exact_best_response_in_20_card_holdem():
+    """The exact real-game best response of a responder that checks, calls, folds or
+    shoves (seconds with one board per suit class) wins far more against the 20-card
+    strategy made to call every preflop all-in than against the original."""
+    game = load_game("holdem.nolimit.2p.short20")
+    policy = translated(open_strategy(STRATEGIES / "holdem.nolimit.2p.short20.strategy", game=game))
+    altered, _ = planted_policy(policy, 0)
+    shove = Responder(sizes=(), all_in=True, past_cap=0)
+    values = [1000 * sum(real_best_response_value(p, seat, responder=shove) for seat in (0, 1)) / 2 / game.big_blind
+              for p in (policy, altered)]
+    assert values[1] > values[0] + 1000, values
