@@ -440,3 +440,14 @@ def test_one_board_per_suit_class_is_exact():
     walker = _Walker(named, game)
     assert not walker.cards.symmetric
     assert walker.best_response(0) == pytest.approx(_Walker(named, game, symmetric=False).best_response(0), abs=1e-12)
+
+
+def test_eval_translated_refuses_a_walk_that_cannot_fit(capsys, monkeypatch):
+    import poker._sysinfo as sysinfo
+    from agent.cli import main
+
+    monkeypatch.setattr(sysinfo, "available_memory_gib", lambda: 0.001)
+    leduc = str(Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy")
+    assert main(["eval", "translated", leduc]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "GiB are free" in err[0]
