@@ -226,6 +226,10 @@ def test_cli_json(capsys):
     args = p.parse_args(["lbr", "call", "--hands", "10"])
     assert args.func(args) == 0
     assert "mbb/g" in capsys.readouterr().out
+    args = p.parse_args(["lbr", str(strategy), "--actions", "leaks", "--exact", "--json"])
+    assert args.func(args) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["exact"] and doc["actions"].startswith("f,c,m,") and len(doc["mbb_per_game_by_lbr_seat"]) == 2
 
 
 def test_pokerbot_eval_lbr_is_wired(capsys):
