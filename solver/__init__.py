@@ -19,7 +19,10 @@ Sub-packages, each importing the core and none importing ``agent``:
 - :mod:`solver.play`: a strategy played in the real game (the translated policy and
   range queries, the playable policy of an opened strategy file, card-blind policies);
 - :mod:`solver.evaluation`: how good a strategy is (best response, real-game response,
-  head-to-head, local best response, AIVAT); it reads players through :mod:`solver.play`.
+  head-to-head, local best response, AIVAT); it reads players through :mod:`solver.play`;
+- :mod:`solver.resolve`: solving the subgame a hand is in while it is played (vector-form
+  CFR+ and Discounted CFR, the re-solving gadget); it uses :mod:`solver.evaluation`'s
+  terminal sums.
 
 Where the modules of the flat layout went (old path -> new path)::
 

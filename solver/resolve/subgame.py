@@ -1,0 +1,346 @@
+"""A last-street subgame solved in vector form, and the re-solving gadget that keeps the
+solution safe.
+
+The subgame is rooted at a real public state of the last street (the board complete):
+its betting tree is built from the real chips (:func:`build_subgame`: fold, call, raises
+of some pot fractions after calling, all-in, extra raise-tos such as the opponent's
+actual bet, at most ``cap`` raises), and both players' ranges over every private hand of
+the deck are given (zero for hands that hold a board card).
+
+:class:`SubgameSolver` runs counterfactual regret minimization in vector form (Johanson,
+Bard, Lanctot, Gibson & Bowling 2012: one walk per player and iteration, one vector per
+node over all private hands; terminal values in O(n) by
+:class:`solver.evaluation._terminal.HandValues`), with alternating updates and either
+
+* CFR+ (Tammelin 2014, "Solving large imperfect information games using CFR+"):
+  regret-matching+ (cumulative regrets floored at zero after each update) and the
+  average strategy weighted by the iteration number; or
+* Discounted CFR (Brown & Sandholm 2019, "Solving imperfect-information games via
+  discounted regret minimization", AAAI, section 4): before iteration ``t`` is added,
+  positive cumulative regrets are multiplied by ``t^a / (t^a + 1)``, negative ones by
+  ``t^b / (t^b + 1)`` and the average-strategy sums by ``(t / (t + 1))^g``, with the
+  paper's recommended ``a, b, g = 3/2, 0, 2``.
+
+Counterfactual values are in chips of the whole hand (each player's total spent, as the
+hand's result counts it), summed over the other player's hands with its reach: ``v_p(h) =
+sum_{h' disjoint} r_o(h') u_p(h, h')``.
+
+The gadget (Burch, Johanson & Bowling 2014, "Solving imperfect information games using
+decomposition", AAAI; DeepStack's continual re-solving, Moravčík et al. 2017): the
+opponent's range is not trusted. At the root, each opponent hand ``h'`` chooses between
+entering the subgame and taking its alternative value ``alt(h')`` (its counterfactual
+value in the strategy being replaced); its reach into the subgame is its probability of
+entering, learned by regret matching like any decision. The player's strategy then holds
+every opponent hand's counterfactual value of entering near or below its alternative, so
+the re-solved strategy is no more exploitable than the one it replaces (Burch et al.
+2014, theorem 1, up to the solving error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+
+from poker.cards import deck_cards
+from poker.game import Game
+from poker.state import Action, State
+
+from ..evaluation._terminal import HandValues
+
+__all__ = ["SubgameBetting", "SubgameSolver", "SubgameTree", "build_subgame", "deck_hands"]
+
+_DECISION, _FOLD, _SHOWDOWN = 0, 1, 2
+#: Discounted CFR's recommended parameters (Brown & Sandholm 2019).
+DCFR_ALPHA, DCFR_BETA, DCFR_GAMMA = 1.5, 0.0, 2.0
+
+
+def deck_hands(game: Game) -> np.ndarray:
+    """Every private hand of the game's deck (int64[H, hole cards], ACPC cards), in the
+    order ranges over hands use here."""
+    deck = deck_cards(game.num_ranks, game.num_suits)
+    return np.array(list(combinations(sorted(deck), game.num_hole_cards)), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class SubgameBetting:
+    """The subgame's bets: raises of ``sizes`` pots after calling (raise-to = largest bet
+    + size x (pot + amount to call), clamped into the legal range), all-in when
+    ``all_in``, and at most ``cap`` raises on the street in all (None: the stacks decide).
+    ``extra``: raise-tos offered wherever they are legal (e.g. the opponent's actual bet,
+    so that the tree holds it exactly)."""
+
+    sizes: tuple[float, ...] = (0.5, 1.0)
+    all_in: bool = True
+    cap: int | None = None
+    extra: tuple[int, ...] = ()
+
+    def actions(self, state: State) -> list[Action]:
+        """The actions at ``state`` (someone is to act): fold where it is not free, call,
+        the raises in ascending order."""
+        out = [Action.fold()] if state.can_fold() else []
+        out.append(Action.call())
+        lo, hi = state.min_raise_to, state.max_raise_to
+        if lo is None or hi is None or (self.cap is not None and state.num_raises_in_round >= self.cap):
+            return out
+        pot = state.pot + state.to_call
+        tos = {min(max(state.max_spent + int(round(x * pot)), lo), hi) for x in self.sizes}
+        tos.update(t for t in self.extra if lo <= t <= hi)
+        if self.all_in:
+            tos.add(hi)
+        return out + [Action.raise_to(t) for t in sorted(tos)]
+
+
+@dataclass
+class SubgameTree:
+    """The public tree below a real state: per node its ``kind`` (decision, fold or
+    showdown), the ``player`` to act (or the one who folded), the real ``state``, its
+    ``children`` and the real ``actions`` leading to them. Node 0 is the root."""
+
+    kind: list[int] = field(default_factory=list)
+    player: list[int] = field(default_factory=list)
+    state: list[State] = field(default_factory=list)
+    children: list[list[int]] = field(default_factory=list)
+    actions: list[list[Action]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def decisions(self) -> list[int]:
+        """The decision nodes."""
+        return [n for n, k in enumerate(self.kind) if k == _DECISION]
+
+
+def build_subgame(state: State, betting: SubgameBetting) -> SubgameTree:
+    """The subgame tree below ``state`` (last street, someone to act) with ``betting``."""
+    game = state.game
+    if state.actor is None:
+        raise ValueError("the hand is over: there is no subgame to solve")
+    if state.round != game.num_rounds - 1:
+        raise ValueError(f"a subgame here starts on the last street ({game.num_rounds - 1}), not street {state.round}")
+    tree = SubgameTree()
+
+    def add(s: State) -> int:
+        n = len(tree.kind)
+        tree.state.append(s)
+        tree.children.append([])
+        tree.actions.append([])
+        if s.actor is None:
+            folded = [p for p in range(2) if s.folded[p]]
+            tree.kind.append(_FOLD if folded else _SHOWDOWN)
+            tree.player.append(folded[0] if folded else -1)
+            return n
+        tree.kind.append(_DECISION)
+        tree.player.append(s.actor)
+        for a in betting.actions(s):
+            child = add(s.apply(a))
+            tree.children[n].append(child)
+            tree.actions[n].append(a)
+        return n
+
+    add(state)
+    return tree
+
+
+class SubgameSolver:
+    """CFR+ or Discounted CFR (``algorithm``: ``"cfr+"`` or ``"dcfr"``) on the subgame of
+    ``state`` (see the module docstring) with ``ranges[p]``, a weight per hand of
+    :func:`deck_hands` for each player (scaled as the player's reach: the values scale
+    with it), on ``board`` (the whole board, in dealing order).
+
+    ``gadget``: ``(seat, alt)`` puts that seat's range behind the re-solving gadget with
+    alternative values ``alt`` per hand (in the units of :meth:`values` with the other
+    seat's range as given); its ``ranges`` entry is then the weight each hand enters the
+    gadget with (1 for every hand that misses the board is DeepStack's choice).
+    """
+
+    def __init__(
+        self,
+        state: State,
+        board: Sequence[int],
+        ranges: Sequence[np.ndarray],
+        betting: SubgameBetting | None = None,
+        *,
+        algorithm: str = "cfr+",
+        gadget: tuple[int, np.ndarray] | None = None,
+    ) -> None:
+        if algorithm not in ("cfr+", "dcfr"):
+            raise ValueError(f"algorithm {algorithm!r}: choose cfr+ or dcfr")
+        game = state.game
+        if game.num_players != 2:
+            raise ValueError("subgames here are heads-up")
+        board = tuple(int(c) for c in board)
+        if len(board) != game.total_board_cards:
+            raise ValueError(f"the subgame needs the whole board ({game.total_board_cards} cards), got {len(board)}")
+        self.game = game
+        self.algorithm = algorithm
+        self.tree = build_subgame(state, betting or SubgameBetting())
+        self.hands = deck_hands(game)
+        n = self.hands.shape[0]
+        self.live = (~np.isin(self.hands, np.asarray(board, dtype=np.int64)).any(axis=1)).astype(np.float64)
+        self.values_of = HandValues(self.hands, np.asarray(board, dtype=np.int64).reshape(1, -1))
+        self.ranges = [np.asarray(r, dtype=np.float64).reshape(n) * self.live for r in ranges]
+        if len(self.ranges) != 2:
+            raise ValueError("two ranges, one per seat")
+        self.gadget_seat: int | None = None
+        self.alt = np.zeros(n)
+        if gadget is not None:
+            self.gadget_seat = int(gadget[0])
+            self.alt = np.asarray(gadget[1], dtype=np.float64).reshape(n) * self.live
+        nodes = self.tree.decisions()
+        self.regrets = {v: np.zeros((len(self.tree.children[v]), n)) for v in nodes}
+        self.avg = {v: np.zeros((len(self.tree.children[v]), n)) for v in nodes}
+        self.gadget_regrets = np.zeros((2, n))  # enter, take the alternative
+        self.iterations = 0
+
+    # -- strategies
+
+    @staticmethod
+    def _match(regrets: np.ndarray) -> np.ndarray:
+        """Regret matching over the actions (rows), per hand (columns)."""
+        pos = np.maximum(regrets, 0.0)
+        total = pos.sum(axis=0)
+        n = regrets.shape[0]
+        return np.where(total > 0.0, pos / np.where(total > 0.0, total, 1.0), 1.0 / n)
+
+    def current(self, node: int) -> np.ndarray:
+        """The current strategy at decision ``node`` (actions x hands)."""
+        return self._match(self.regrets[node])
+
+    def average(self, node: int) -> np.ndarray:
+        """The average strategy at decision ``node`` (actions x hands; uniform for a hand
+        that never reached it)."""
+        s = self.avg[node]
+        total = s.sum(axis=0)
+        n = s.shape[0]
+        return np.where(total > 0.0, s / np.where(total > 0.0, total, 1.0), 1.0 / n)
+
+    def entering(self, average: bool = True) -> np.ndarray:
+        """The gadget seat's probability, per hand, of entering the subgame (1 without a
+        gadget)."""
+        if self.gadget_seat is None:
+            return np.ones(self.hands.shape[0])
+        return self._match(self.gadget_regrets)[0] if not average else self._gadget_avg()
+
+    def _gadget_avg(self) -> np.ndarray:
+        s = getattr(self, "_gadget_sums", None)
+        if s is None:
+            return self._match(self.gadget_regrets)[0]
+        total = s.sum(axis=0)
+        return np.where(total > 0.0, s[0] / np.where(total > 0.0, total, 1.0), 0.5)
+
+    # -- the walk
+
+    def _terminal(self, node: int, p: int, reach_o: np.ndarray) -> np.ndarray:
+        s = self.tree.state[node]
+        if self.tree.kind[node] == _FOLD:
+            folder = self.tree.player[node]
+            chips = -s.spent[p] if folder == p else s.spent[1 - p]
+            return chips * self.values_of.disjoint(reach_o[None, :])[0] * self.live
+        return s.spent[p] * self.values_of.showdown(reach_o[None, :])[0] * self.live
+
+    def _walk(self, node: int, p: int, reach_p: np.ndarray, reach_o: np.ndarray, weight: float) -> np.ndarray:
+        """Traverser ``p``'s counterfactual values per hand at ``node``; updates its
+        regrets and average sums (average contributions weighted by ``weight``)."""
+        kind = self.tree.kind[node]
+        if kind != _DECISION:
+            return self._terminal(node, p, reach_o)
+        kids = self.tree.children[node]
+        sigma = self.current(node)
+        if self.tree.player[node] == p:
+            values = np.stack([self._walk(c, p, reach_p * sigma[i], reach_o, weight) for i, c in enumerate(kids)])
+            v = (sigma * values).sum(axis=0)
+            self._update(self.regrets[node], values - v)
+            self.avg[node] += weight * reach_p * sigma
+            return v
+        return sum(self._walk(c, p, reach_p, reach_o * sigma[i], weight) for i, c in enumerate(kids))
+
+    def _update(self, regrets: np.ndarray, delta: np.ndarray) -> None:
+        regrets += delta
+        if self.algorithm == "cfr+":
+            np.maximum(regrets, 0.0, out=regrets)
+
+    def _discount(self, t: int) -> float:
+        """DCFR's discounts before iteration ``t`` is added; returns the average's."""
+        pos = t**DCFR_ALPHA / (t**DCFR_ALPHA + 1.0)
+        neg = t**DCFR_BETA / (t**DCFR_BETA + 1.0)
+        for r in (*self.regrets.values(), self.gadget_regrets):
+            r *= np.where(r > 0.0, pos, neg)
+        return (t / (t + 1.0)) ** DCFR_GAMMA
+
+    def iterate(self) -> None:
+        """One iteration: each player's update in turn (alternating)."""
+        self.iterations += 1
+        t = self.iterations
+        if self.algorithm == "dcfr":
+            keep = self._discount(t)
+            for s in self.avg.values():
+                s *= keep
+            if hasattr(self, "_gadget_sums"):
+                self._gadget_sums *= keep
+            weight = 1.0
+        else:
+            weight = float(t)  # CFR+'s linear average
+        for p in (0, 1):
+            reach_p = self._root_reach(p)
+            reach_o = self._root_reach(1 - p)
+            v = self._walk(0, p, reach_p, reach_o, weight)
+            if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
+                sigma = self._match(self.gadget_regrets)
+                both = np.stack([v, self.alt])
+                value = (sigma * both).sum(axis=0)
+                self._update(self.gadget_regrets, both - value)
+                sums = getattr(self, "_gadget_sums", None)
+                if sums is None:
+                    sums = self._gadget_sums = np.zeros((2, v.shape[0]))
+                sums += weight * self.ranges[p] * sigma
+
+    def _root_reach(self, p: int) -> np.ndarray:
+        if self.gadget_seat == p:
+            return self.ranges[p] * self._match(self.gadget_regrets)[0]
+        return self.ranges[p]
+
+    def solve(self, iterations: int) -> SubgameSolver:
+        """Run ``iterations`` more iterations; returns self."""
+        for _ in range(int(iterations)):
+            self.iterate()
+        return self
+
+    # -- measures
+
+    def values(self, p: int, reach_o: np.ndarray | None = None, best: bool = False) -> np.ndarray:
+        """``p``'s counterfactual values per hand at the root against the other seat's
+        average strategy and ``reach_o`` (default: its range, through the gadget's average
+        entering probability if it has one): of ``p``'s average strategy, or of a best
+        response (``best``)."""
+        if reach_o is None:
+            o = 1 - p
+            reach_o = self.ranges[o] * (self.entering() if self.gadget_seat == o else 1.0)
+        # a hand that holds a board card cannot be dealt: no reach, whatever was given
+        return self._evaluate(0, p, np.asarray(reach_o, dtype=np.float64) * self.live, best)
+
+    def _evaluate(self, node: int, p: int, reach_o: np.ndarray, best: bool) -> np.ndarray:
+        if self.tree.kind[node] != _DECISION:
+            return self._terminal(node, p, reach_o)
+        kids = self.tree.children[node]
+        sigma = self.average(node)
+        if self.tree.player[node] == p:
+            values = np.stack([self._evaluate(c, p, reach_o, best) for c in kids])
+            return values.max(axis=0) if best else (sigma * values).sum(axis=0)
+        return sum(self._evaluate(c, p, reach_o * sigma[i], best) for i, c in enumerate(kids))
+
+    def exploitability(self) -> float:
+        """How far the average profile is from an equilibrium of the subgame with the
+        given ranges: ``(BR_0 + BR_1) / 2`` in chips per deal of the ranges (each best
+        responder's value, both ranges as given, no gadget)."""
+        mass = float(self.ranges[0] @ self.values_of.disjoint(self.ranges[1][None, :])[0])
+        if not mass > 0.0:
+            raise ValueError("the ranges hold no pair of hands that can be dealt together")
+        br = [float(self.ranges[p] @ self.values(p, self.ranges[1 - p], best=True)) for p in (0, 1)]
+        return (br[0] + br[1]) / 2.0 / mass
+
+    def root_strategy(self) -> tuple[list[Action], np.ndarray]:
+        """The root's actions and the average strategy there (actions x hands)."""
+        return list(self.tree.actions[0]), self.average(0)
