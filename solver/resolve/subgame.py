@@ -44,17 +44,96 @@ from itertools import combinations
 
 import numpy as np
 
+from numba import njit
+
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
 
-from ..evaluation._terminal import HandValues
+from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown
 
 __all__ = ["SubgameBetting", "SubgameSolver", "SubgameTree", "build_subgame", "deck_hands"]
 
 _DECISION, _FOLD, _SHOWDOWN = 0, 1, 2
 #: Discounted CFR's recommended parameters (Brown & Sandholm 2019).
 DCFR_ALPHA, DCFR_BETA, DCFR_GAMMA = 1.5, 0.0, 2.0
+
+
+@njit(cache=True)
+def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, hands, order, ranks, live, regrets, avg,
+              reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
+    """One traverser's CFR update over the flat subgame tree (nodes in pre-order, so a
+    parent comes before its children): reaches top-down (``reach_p[0]``, ``reach_o[0]``
+    given), counterfactual values bottom-up into ``value``; the traverser's regrets
+    (floored at zero with ``plus``) and average sums (``weight`` x its reach x its
+    strategy) updated at its nodes."""
+    n_nodes, n_hands = value.shape
+    sigma = np.empty(16)
+    for n in range(n_nodes):
+        if kind[n] != _DECISION:
+            continue
+        a0 = kid_ptr[n]
+        na = kid_ptr[n + 1] - a0
+        r0 = row_off[n]
+        mine = player[n] == p
+        for h in range(n_hands):
+            total = 0.0
+            for i in range(na):
+                x = regrets[r0 + i, h]
+                if x > 0.0:
+                    total += x
+            for i in range(na):
+                c = kids[a0 + i]
+                x = regrets[r0 + i, h]
+                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                if mine:
+                    reach_p[c, h] = reach_p[n, h] * sig
+                    reach_o[c, h] = reach_o[n, h]
+                else:
+                    reach_o[c, h] = reach_o[n, h] * sig
+                    reach_p[c, h] = reach_p[n, h]
+    for n in range(n_nodes - 1, -1, -1):
+        k = kind[n]
+        if k == _FOLD:
+            _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
+            chips = -spent[n, p] if player[n] == p else spent[n, 1 - p]
+            for h in range(n_hands):
+                value[n, h] *= chips * live[h]
+            continue
+        if k == _SHOWDOWN:
+            _hand_showdown(hands, order, ranks, reach_o[n : n + 1], value[n : n + 1])
+            chips = spent[n, p]
+            for h in range(n_hands):
+                value[n, h] *= chips * live[h]
+            continue
+        a0 = kid_ptr[n]
+        na = kid_ptr[n + 1] - a0
+        if player[n] != p:
+            for h in range(n_hands):
+                v = 0.0
+                for i in range(na):
+                    v += value[kids[a0 + i], h]
+                value[n, h] = v
+            continue
+        r0 = row_off[n]
+        for h in range(n_hands):
+            total = 0.0
+            for i in range(na):
+                x = regrets[r0 + i, h]
+                if x > 0.0:
+                    total += x
+            v = 0.0
+            for i in range(na):
+                x = regrets[r0 + i, h]
+                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                sigma[i] = sig
+                v += sig * value[kids[a0 + i], h]
+            value[n, h] = v
+            w = weight * reach_p[n, h]
+            for i in range(na):
+                x = regrets[r0 + i, h] + value[kids[a0 + i], h] - v
+                regrets[r0 + i, h] = x if (x > 0.0 or not plus) else 0.0
+                avg[r0 + i, h] += w * sigma[i]
 
 
 def deck_hands(game: Game) -> np.ndarray:
@@ -190,8 +269,28 @@ class SubgameSolver:
             self.gadget_seat = int(gadget[0])
             self.alt = np.asarray(gadget[1], dtype=np.float64).reshape(n) * self.live
         nodes = self.tree.decisions()
-        self.regrets = {v: np.zeros((len(self.tree.children[v]), n)) for v in nodes}
-        self.avg = {v: np.zeros((len(self.tree.children[v]), n)) for v in nodes}
+        tree = self.tree
+        n_nodes = len(tree)
+        self._kind = np.array(tree.kind, dtype=np.int64)
+        self._player = np.array(tree.player, dtype=np.int64)
+        self._kid_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+        self._kid_ptr[1:] = np.cumsum([len(c) for c in tree.children])
+        self._kids = np.array([c for cs in tree.children for c in cs], dtype=np.int64)
+        if any(len(c) > 16 for c in tree.children):
+            raise ValueError("more than 16 actions at a node: fewer sizes")
+        self._spent = np.array([st.spent for st in tree.state], dtype=np.float64).reshape(n_nodes, 2)
+        self._row_off = np.full(n_nodes, -1, dtype=np.int64)
+        rows = 0
+        for v in nodes:
+            self._row_off[v] = rows
+            rows += len(tree.children[v])
+        self._regret_table = np.zeros((rows, n))
+        self._avg_table = np.zeros((rows, n))
+        # per node, views into the flat tables the kernel updates
+        self.regrets = {v: self._regret_table[self._row_off[v] : self._row_off[v] + len(tree.children[v])] for v in nodes}
+        self.avg = {v: self._avg_table[self._row_off[v] : self._row_off[v] + len(tree.children[v])] for v in nodes}
+        self._reach = (np.zeros((n_nodes, n)), np.zeros((n_nodes, n)))
+        self._value = np.zeros((n_nodes, n))
         self.gadget_regrets = np.zeros((2, n))  # enter, take the alternative
         self.iterations = 0
 
@@ -241,22 +340,6 @@ class SubgameSolver:
             return chips * self.values_of.disjoint(reach_o[None, :])[0] * self.live
         return s.spent[p] * self.values_of.showdown(reach_o[None, :])[0] * self.live
 
-    def _walk(self, node: int, p: int, reach_p: np.ndarray, reach_o: np.ndarray, weight: float) -> np.ndarray:
-        """Traverser ``p``'s counterfactual values per hand at ``node``; updates its
-        regrets and average sums (average contributions weighted by ``weight``)."""
-        kind = self.tree.kind[node]
-        if kind != _DECISION:
-            return self._terminal(node, p, reach_o)
-        kids = self.tree.children[node]
-        sigma = self.current(node)
-        if self.tree.player[node] == p:
-            values = np.stack([self._walk(c, p, reach_p * sigma[i], reach_o, weight) for i, c in enumerate(kids)])
-            v = (sigma * values).sum(axis=0)
-            self._update(self.regrets[node], values - v)
-            self.avg[node] += weight * reach_p * sigma
-            return v
-        return sum(self._walk(c, p, reach_p, reach_o * sigma[i], weight) for i, c in enumerate(kids))
-
     def _update(self, regrets: np.ndarray, delta: np.ndarray) -> None:
         regrets += delta
         if self.algorithm == "cfr+":
@@ -266,7 +349,7 @@ class SubgameSolver:
         """DCFR's discounts before iteration ``t`` is added; returns the average's."""
         pos = t**DCFR_ALPHA / (t**DCFR_ALPHA + 1.0)
         neg = t**DCFR_BETA / (t**DCFR_BETA + 1.0)
-        for r in (*self.regrets.values(), self.gadget_regrets):
+        for r in (self._regret_table, self.gadget_regrets):
             r *= np.where(r > 0.0, pos, neg)
         return (t / (t + 1.0)) ** DCFR_GAMMA
 
@@ -276,17 +359,22 @@ class SubgameSolver:
         t = self.iterations
         if self.algorithm == "dcfr":
             keep = self._discount(t)
-            for s in self.avg.values():
-                s *= keep
+            self._avg_table *= keep
             if hasattr(self, "_gadget_sums"):
                 self._gadget_sums *= keep
             weight = 1.0
         else:
             weight = float(t)  # CFR+'s linear average
         for p in (0, 1):
-            reach_p = self._root_reach(p)
-            reach_o = self._root_reach(1 - p)
-            v = self._walk(0, p, reach_p, reach_o, weight)
+            reach_p, reach_o = self._reach
+            reach_p[0] = self._root_reach(p)
+            reach_o[0] = self._root_reach(1 - p)
+            hv = self.values_of
+            assert hv.order is not None and hv._sorted is not None
+            _cfr_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._spent,
+                      hv.hands, hv.order, hv._sorted, self.live, self._regret_table, self._avg_table,
+                      reach_p, reach_o, self._value, weight, self.algorithm == "cfr+")
+            v = self._value[0].copy()
             if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 sigma = self._match(self.gadget_regrets)
                 both = np.stack([v, self.alt])
