@@ -1,9 +1,9 @@
 """Solving the part of the game the hand is in, while it is played.
 
-- :mod:`solver.resolve.subgame`: a subgame rooted at a real public state on the last
-  street, its betting tree built from the real chips, solved in vector form over every
-  private hand on the board (CFR+, or Discounted CFR), optionally behind the re-solving
-  gadget that keeps it safe; and the exact best response inside it.
+- :mod:`solver.resolve.subgame`: a subgame rooted at a real public state, its betting
+  tree built from the real chips and the later streets' cards enumerated, solved in
+  vector form over every private hand (CFR+, or Discounted CFR), optionally behind the
+  re-solving gadget that keeps it safe; and the exact best response inside it.
 
 It imports the core and :mod:`solver.evaluation`'s terminal sums, and nothing of ``agent``.
 """

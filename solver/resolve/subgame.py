@@ -1,11 +1,14 @@
-"""A last-street subgame solved in vector form, and the re-solving gadget that keeps the
-solution safe.
+"""A subgame solved in vector form, and the re-solving gadget that keeps the solution
+safe.
 
-The subgame is rooted at a real public state of the last street (the board complete):
-its betting tree is built from the real chips (:func:`build_subgame`: fold, call, raises
-of some pot fractions after calling, all-in, extra raise-tos such as the opponent's
-actual bet, at most ``cap`` raises), and both players' ranges over every private hand of
-the deck are given (zero for hands that hold a board card).
+The subgame is rooted at a real public state: its betting tree is built from the real
+chips (:func:`build_subgame`: fold, call, raises of some pot fractions after calling,
+all-in, extra raise-tos such as the opponent's actual bet, at most ``cap`` raises a
+street), the cards of the streets still to come are chance nodes with every set of new
+cards (the river enumerated on the turn; each card's subtree its own copy, so the
+strategy may depend on it), and both players' ranges over every private hand of the deck
+are given (zero for hands that hold a board card). Rooted at the first street with
+uniform ranges it is the whole game: limit Leduc's value comes out at -0.0856 (a test).
 
 :class:`SubgameSolver` runs counterfactual regret minimization in vector form (Johanson,
 Bard, Lanctot, Gibson & Bowling 2012: one walk per player and iteration, one vector per
@@ -39,6 +42,7 @@ the re-solved strategy is no more exploitable than the one it replaces (Burch et
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -54,23 +58,37 @@ from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown
 
 __all__ = ["SubgameBetting", "SubgameSolver", "SubgameTree", "build_subgame", "deck_hands"]
 
-_DECISION, _FOLD, _SHOWDOWN = 0, 1, 2
+_DECISION, _FOLD, _SHOWDOWN, _CHANCE = 0, 1, 2, 3
+#: Most complete boards a subgame may enumerate (its tree is copied per board).
+MAX_FINAL_BOARDS = 5_000
 #: Discounted CFR's recommended parameters (Brown & Sandholm 2019).
 DCFR_ALPHA, DCFR_BETA, DCFR_GAMMA = 1.5, 0.0, 2.0
 
 
 @njit(cache=True)
-def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, hands, order, ranks, live, regrets, avg,
-              reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
+def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of, chance_p, hands, order, ranks,
+              live, regrets, avg, reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
     """One traverser's CFR update over the flat subgame tree (nodes in pre-order, so a
     parent comes before its children): reaches top-down (``reach_p[0]``, ``reach_o[0]``
-    given), counterfactual values bottom-up into ``value``; the traverser's regrets
-    (floored at zero with ``plus``) and average sums (``weight`` x its reach x its
-    strategy) updated at its nodes."""
+    given; a chance node's child masks the hands that hold its new cards), counterfactual
+    values bottom-up into ``value`` (a chance node: its children's sum times the
+    probability of one card); the traverser's regrets (floored at zero with ``plus``) and
+    average sums (``weight`` x its reach x its strategy) updated at its nodes. A node's
+    board is ``board_of[n]``: ``live[b]`` its hands, ``final_of[b]`` its row of ``order``
+    and ``ranks`` where the board is complete."""
     n_nodes, n_hands = value.shape
     sigma = np.empty(16)
     for n in range(n_nodes):
-        if kind[n] != _DECISION:
+        k = kind[n]
+        if k == _CHANCE:
+            for j in range(kid_ptr[n], kid_ptr[n + 1]):
+                c = kids[j]
+                b = board_of[c]
+                for h in range(n_hands):
+                    reach_p[c, h] = reach_p[n, h] * live[b, h]
+                    reach_o[c, h] = reach_o[n, h] * live[b, h]
+            continue
+        if k != _DECISION:
             continue
         a0 = kid_ptr[n]
         na = kid_ptr[n + 1] - a0
@@ -94,26 +112,29 @@ def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, hands, order, rank
                     reach_p[c, h] = reach_p[n, h]
     for n in range(n_nodes - 1, -1, -1):
         k = kind[n]
+        b = board_of[n]
         if k == _FOLD:
             _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
             chips = -spent[n, p] if player[n] == p else spent[n, 1 - p]
             for h in range(n_hands):
-                value[n, h] *= chips * live[h]
+                value[n, h] *= chips * live[b, h]
             continue
         if k == _SHOWDOWN:
-            _hand_showdown(hands, order, ranks, reach_o[n : n + 1], value[n : n + 1])
+            f = final_of[b]
+            _hand_showdown(hands, order[f : f + 1], ranks[f : f + 1], reach_o[n : n + 1], value[n : n + 1])
             chips = spent[n, p]
             for h in range(n_hands):
-                value[n, h] *= chips * live[h]
+                value[n, h] *= chips * live[b, h]
             continue
         a0 = kid_ptr[n]
         na = kid_ptr[n + 1] - a0
-        if player[n] != p:
+        if k == _CHANCE or player[n] != p:
+            scale = chance_p[n] if k == _CHANCE else 1.0
             for h in range(n_hands):
                 v = 0.0
                 for i in range(na):
                     v += value[kids[a0 + i], h]
-                value[n, h] = v
+                value[n, h] = v * scale
             continue
         r0 = row_off[n]
         for h in range(n_hands):
@@ -174,15 +195,20 @@ class SubgameBetting:
 
 @dataclass
 class SubgameTree:
-    """The public tree below a real state: per node its ``kind`` (decision, fold or
-    showdown), the ``player`` to act (or the one who folded), the real ``state``, its
-    ``children`` and the real ``actions`` leading to them. Node 0 is the root."""
+    """The public tree below a real state: per node its ``kind`` (decision, fold,
+    showdown, or chance: the next street's cards), the ``player`` to act (or the one who
+    folded), the real ``state``, its ``children``, the real ``actions`` leading to them
+    (a chance node's are empty) and its board (an index into ``boards``, the board through
+    the node's street). Node 0 is the root; a chance node has one child per set of new
+    cards that can come, each with its own copy of what follows."""
 
     kind: list[int] = field(default_factory=list)
     player: list[int] = field(default_factory=list)
     state: list[State] = field(default_factory=list)
     children: list[list[int]] = field(default_factory=list)
     actions: list[list[Action]] = field(default_factory=list)
+    board: list[int] = field(default_factory=list)
+    boards: list[tuple[int, ...]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -192,34 +218,68 @@ class SubgameTree:
         return [n for n, k in enumerate(self.kind) if k == _DECISION]
 
 
-def build_subgame(state: State, betting: SubgameBetting) -> SubgameTree:
-    """The subgame tree below ``state`` (last street, someone to act) with ``betting``."""
+def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = ()) -> SubgameTree:
+    """The subgame tree below ``state`` (someone to act) with ``betting``, on ``board``
+    (the cards through ``state``'s street); the streets still to come are chance nodes
+    with every set of new cards that can come. More than :data:`MAX_FINAL_BOARDS`
+    complete boards is refused."""
     game = state.game
     if state.actor is None:
         raise ValueError("the hand is over: there is no subgame to solve")
-    if state.round != game.num_rounds - 1:
-        raise ValueError(f"a subgame here starts on the last street ({game.num_rounds - 1}), not street {state.round}")
+    board = tuple(int(c) for c in board)
+    need = sum(game.num_board_cards[: state.round + 1])
+    if len(board) != need:
+        raise ValueError(f"street {state.round} has {need} board cards, got {len(board)}")
+    finals = 1
+    left = game.num_ranks * game.num_suits - need
+    for s in range(state.round + 1, game.num_rounds):
+        finals *= math.comb(left, game.num_board_cards[s])
+        left -= game.num_board_cards[s]
+    if finals > MAX_FINAL_BOARDS:
+        raise ValueError(f"the subgame deals {finals:,} complete boards; at most {MAX_FINAL_BOARDS:,} "
+                         "(root it on a later street)")
+    deck = deck_cards(game.num_ranks, game.num_suits)
     tree = SubgameTree()
+    board_index: dict[tuple[int, ...], int] = {}
 
-    def add(s: State) -> int:
+    def board_id(cards: tuple[int, ...]) -> int:
+        if cards not in board_index:
+            board_index[cards] = len(tree.boards)
+            tree.boards.append(cards)
+        return board_index[cards]
+
+    def node(kind: int, player: int, s: State, cards: tuple[int, ...]) -> int:
         n = len(tree.kind)
+        tree.kind.append(kind)
+        tree.player.append(player)
         tree.state.append(s)
         tree.children.append([])
         tree.actions.append([])
+        tree.board.append(board_id(cards))
+        return n
+
+    def add(s: State, street: int, cards: tuple[int, ...]) -> int:
+        if s.round > street:  # the street is over: deal the next one's cards
+            n = node(_CHANCE, -1, s, cards)
+            for new in combinations([c for c in deck if c not in cards], game.num_board_cards[street + 1]):
+                tree.children[n].append(add(s, street + 1, cards + new))
+            return n
         if s.actor is None:
             folded = [p for p in range(2) if s.folded[p]]
-            tree.kind.append(_FOLD if folded else _SHOWDOWN)
-            tree.player.append(folded[0] if folded else -1)
-            return n
-        tree.kind.append(_DECISION)
-        tree.player.append(s.actor)
+            if not folded and street < game.num_rounds - 1:  # all-in: the board runs out
+                n = node(_CHANCE, -1, s, cards)
+                for new in combinations([c for c in deck if c not in cards], game.num_board_cards[street + 1]):
+                    tree.children[n].append(add(s, street + 1, cards + new))
+                return n
+            return node(_FOLD if folded else _SHOWDOWN, folded[0] if folded else -1, s, cards)
+        n = node(_DECISION, s.actor, s, cards)
         for a in betting.actions(s):
-            child = add(s.apply(a))
+            child = add(s.apply(a), street, cards)
             tree.children[n].append(child)
             tree.actions[n].append(a)
         return n
 
-    add(state)
+    add(state, state.round, board)
     return tree
 
 
@@ -227,7 +287,9 @@ class SubgameSolver:
     """CFR+ or Discounted CFR (``algorithm``: ``"cfr+"`` or ``"dcfr"``) on the subgame of
     ``state`` (see the module docstring) with ``ranges[p]``, a weight per hand of
     :func:`deck_hands` for each player (scaled as the player's reach: the values scale
-    with it), on ``board`` (the whole board, in dealing order).
+    with it), on ``board`` (the cards through ``state``'s street, in dealing order; later
+    streets' cards are enumerated, each card with probability one over the cards that
+    can come once both hands are dealt).
 
     ``gadget``: ``(seat, alt)`` puts that seat's range behind the re-solving gadget with
     alternative values ``alt`` per hand (in the units of :meth:`values` with the other
@@ -251,15 +313,21 @@ class SubgameSolver:
         if game.num_players != 2:
             raise ValueError("subgames here are heads-up")
         board = tuple(int(c) for c in board)
-        if len(board) != game.total_board_cards:
-            raise ValueError(f"the subgame needs the whole board ({game.total_board_cards} cards), got {len(board)}")
         self.game = game
         self.algorithm = algorithm
-        self.tree = build_subgame(state, betting or SubgameBetting())
+        self.tree = build_subgame(state, betting or SubgameBetting(), board)
         self.hands = deck_hands(game)
         n = self.hands.shape[0]
-        self.live = (~np.isin(self.hands, np.asarray(board, dtype=np.int64)).any(axis=1)).astype(np.float64)
-        self.values_of = HandValues(self.hands, np.asarray(board, dtype=np.int64).reshape(1, -1))
+        boards = self.tree.boards
+        #: live[b, h]: hand h misses board b
+        self._live = np.array([~np.isin(self.hands, np.asarray(b, dtype=np.int64)).any(axis=1) for b in boards],
+                              dtype=np.float64).reshape(len(boards), n)
+        self.live = self._live[0]
+        finals = [i for i, b in enumerate(boards) if len(b) == game.total_board_cards]
+        self._final_of = np.full(len(boards), -1, dtype=np.int64)
+        self._final_of[finals] = np.arange(len(finals))
+        final_cards = np.array([boards[i] for i in finals], dtype=np.int64).reshape(len(finals), -1)
+        self.values_of = HandValues(self.hands, final_cards if finals else None)
         self.ranges = [np.asarray(r, dtype=np.float64).reshape(n) * self.live for r in ranges]
         if len(self.ranges) != 2:
             raise ValueError("two ranges, one per seat")
@@ -276,9 +344,17 @@ class SubgameSolver:
         self._kid_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
         self._kid_ptr[1:] = np.cumsum([len(c) for c in tree.children])
         self._kids = np.array([c for cs in tree.children for c in cs], dtype=np.int64)
-        if any(len(c) > 16 for c in tree.children):
+        if any(len(tree.children[v]) > 16 for v in nodes):
             raise ValueError("more than 16 actions at a node: fewer sizes")
         self._spent = np.array([st.spent for st in tree.state], dtype=np.float64).reshape(n_nodes, 2)
+        self._board_of = np.array(tree.board, dtype=np.int64)
+        deck = game.num_ranks * game.num_suits
+        # a chance node's children are equally likely given both hands: one over the
+        # cards (sets of cards) left once the board and both hands are out
+        self._chance_p = np.array([
+            1.0 / math.comb(deck - len(boards[tree.board[v]]) - 2 * game.num_hole_cards,
+                            len(boards[tree.board[tree.children[v][0]]]) - len(boards[tree.board[v]]))
+            if k == _CHANCE else 0.0 for v, k in enumerate(tree.kind)])
         self._row_off = np.full(n_nodes, -1, dtype=np.int64)
         rows = 0
         for v in nodes:
@@ -333,12 +409,19 @@ class SubgameSolver:
     # -- the walk
 
     def _terminal(self, node: int, p: int, reach_o: np.ndarray) -> np.ndarray:
-        s = self.tree.state[node]
+        st = self.tree.state[node]
+        b = self.tree.board[node]
+        live = self._live[b]
         if self.tree.kind[node] == _FOLD:
             folder = self.tree.player[node]
-            chips = -s.spent[p] if folder == p else s.spent[1 - p]
-            return chips * self.values_of.disjoint(reach_o[None, :])[0] * self.live
-        return s.spent[p] * self.values_of.showdown(reach_o[None, :])[0] * self.live
+            chips = -st.spent[p] if folder == p else st.spent[1 - p]
+            return chips * self.values_of.disjoint(reach_o[None, :])[0] * live
+        f = int(self._final_of[b])
+        out = np.empty((1, reach_o.shape[0]))
+        order, ranks = self._showdown_order()
+        _hand_showdown(self.values_of.hands, order[f : f + 1], ranks[f : f + 1],
+                       np.ascontiguousarray(reach_o[None, :]), out)
+        return st.spent[p] * out[0] * live
 
     def _update(self, regrets: np.ndarray, delta: np.ndarray) -> None:
         regrets += delta
@@ -369,11 +452,11 @@ class SubgameSolver:
             reach_p, reach_o = self._reach
             reach_p[0] = self._root_reach(p)
             reach_o[0] = self._root_reach(1 - p)
-            hv = self.values_of
-            assert hv.order is not None and hv._sorted is not None
+            order, ranks = self._showdown_order()
             _cfr_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._spent,
-                      hv.hands, hv.order, hv._sorted, self.live, self._regret_table, self._avg_table,
-                      reach_p, reach_o, self._value, weight, self.algorithm == "cfr+")
+                      self._board_of, self._final_of, self._chance_p, self.values_of.hands, order, ranks,
+                      self._live, self._regret_table, self._avg_table, reach_p, reach_o, self._value, weight,
+                      self.algorithm == "cfr+")
             v = self._value[0].copy()
             if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 sigma = self._match(self.gadget_regrets)
@@ -384,6 +467,14 @@ class SubgameSolver:
                 if sums is None:
                     sums = self._gadget_sums = np.zeros((2, v.shape[0]))
                 sums += weight * self.ranges[p] * sigma
+
+    def _showdown_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """The complete boards' hands by rank and their ranks (empty where none)."""
+        hv = self.values_of
+        if hv.order is None or hv._sorted is None:
+            empty = np.zeros((1, self.hands.shape[0]), dtype=np.int64)
+            return empty, empty
+        return hv.order, hv._sorted
 
     def _root_reach(self, p: int) -> np.ndarray:
         if self.gadget_seat == p:
@@ -410,7 +501,12 @@ class SubgameSolver:
         return self._evaluate(0, p, np.asarray(reach_o, dtype=np.float64) * self.live, best)
 
     def _evaluate(self, node: int, p: int, reach_o: np.ndarray, best: bool) -> np.ndarray:
-        if self.tree.kind[node] != _DECISION:
+        kind = self.tree.kind[node]
+        if kind == _CHANCE:
+            total = sum(self._evaluate(c, p, reach_o * self._live[self.tree.board[c]], best)
+                        * self._live[self.tree.board[c]] for c in self.tree.children[node])
+            return self._chance_p[node] * total
+        if kind != _DECISION:
             return self._terminal(node, p, reach_o)
         kids = self.tree.children[node]
         sigma = self.average(node)
