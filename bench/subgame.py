@@ -8,7 +8,9 @@ CFR+ against Discounted CFR, on the same subgames in the same process.
 * Full-deck rivers with at most two raises (1/2 and 1 pot and all-in; 1/3, 3/4 and 1 1/2
   pots and all-in): seconds per 100 Discounted CFR iterations, and the exploitability.
 * The whole of limit Leduc from the first street (its value for the first player is
-  about -0.0856) and a 20-card turn with the river enumerated (pot raises, at most two).
+  about -0.0856), a 20-card turn with the river enumerated (pot raises, at most two),
+  and a full-deck turn (1/2 and 1 pot and all-in, at most two raises): seconds an
+  iteration.
 
 One process, one core. The last line of stdout is one JSON object.
 
@@ -94,6 +96,10 @@ def main() -> None:
                                       "known_value": -0.0856, "exploitability": solver.exploitability(), "seconds": seconds}
     short = load_game("holdem.nolimit.2p.short20")
     out["turn_short20"] = _converge(short, 2, SubgameBetting(sizes=(1.0,), cap=2), "dcfr", [5, 200 if not args.quick else 50])
+    print("full-deck turn, 20 iterations ...", file=sys.stderr, flush=True)
+    turn = _converge(full, 2, SubgameBetting(sizes=(0.5, 1.0), cap=2), "dcfr", [20 if not args.quick else 5])
+    turn["seconds_per_iteration"] = turn["seconds"] / turn["points"][-1]["iterations"]
+    out["turn_full_deck"] = turn
     out["machine"]["load_after"] = os.getloadavg()
     print(json.dumps(out))
 
