@@ -3,7 +3,9 @@
 - :mod:`solver.resolve.subgame`: a subgame rooted at a real public state, its betting
   tree built from the real chips and the later streets' cards enumerated, solved in
   vector form over every private hand (CFR+, or Discounted CFR), optionally behind the
-  re-solving gadget that keeps it safe; and the exact best response inside it.
+  re-solving gadget that keeps it safe; and the exact best response inside it;
+- :mod:`solver.resolve.ranges`: both seats' ranges at a real history as the blueprint
+  sees them (each real action read through the translation), for a re-solve's root.
 
 It imports the core and :mod:`solver.evaluation`'s terminal sums, and nothing of ``agent``.
 """
