@@ -451,3 +451,30 @@ def test_eval_translated_refuses_a_walk_that_cannot_fit(capsys, monkeypatch):
     assert main(["eval", "translated", leduc]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "GiB are free" in err[0]
+
+
+def test_responder_values_from_inside_a_hand():
+    """From the hand's start they are the whole walk's values (per deal: divided by the
+    30 deals of two hands); from the second street of no-limit Leduc, on one board, they
+    are the whole walk's rows of that board (per deal: divided by the 120 deals)."""
+    from solver.evaluation.real_response import _Walker, responder_values
+
+    game = load_game("leduc.nolimit.2p")
+    pol = _random_policy(game, "0.5p,1p,a/1p,a,cap2", "pseudo_harmonic", seed=9)
+    for seat in (0, 1):
+        hands, values = responder_values(pol, State.new_hand(game), (), {0: np.ones(6)}, seat, Responder())
+        assert values.sum() / 30 == pytest.approx(real_best_response_value(pol, seat, responder=Responder()), abs=1e-12)
+    full = _Walker(pol, game, symmetric=False, responder=Responder())
+    state = State.new_hand(game)
+    seat = 1  # the responder; the translated player sits at 0
+    ms = {0: np.ones(6)}
+    for a in (Action.raise_to(3), Action.call()):  # the player raises, the responder calls
+        ms = full.own_moves(ms, state)[a] if state.actor == 0 else full.after_opponent(ms, state, a)
+        state = state.apply(a)
+    assert state.round == 1 and state.actor is not None
+    rows = {k: full.cards.expand(r, 0, 1) for k, r in ms.items()}
+    whole = full.br(state, 1, rows, seat).reshape(-1, 6)
+    for b, board in enumerate(full.cards.boards[1]):
+        mine = {k: r.reshape(-1, 6)[b] for k, r in rows.items()}
+        hands, values = responder_values(pol, state, board, mine, seat, Responder())
+        assert values == pytest.approx(whole[b] * 120, abs=1e-12)

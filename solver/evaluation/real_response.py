@@ -103,6 +103,7 @@ __all__ = [
     "real_exploitability",
     "real_self_play_value",
     "real_tree_size",
+    "responder_values",
     "translated_policy",
     "predict_walk",
     "Responder",
@@ -155,7 +156,10 @@ class RealResult:
 
 
 class _Cards:
-    """The private-card layer, board by board: per street, the boards through it (every
+    """The private-card layer, board by board (from the start of the hand, or with
+    ``root = (street, board)`` from a state inside it: then only that board's street and
+    the later ones, values weighted by the probability of the cards dealt since the root
+    rather than per deal of the whole game): per street, the boards through it (every
     street's new cards in dealing order), the rows ``(board, hand)`` laid out as
     ``board * H + hand`` over every ``H`` hands of the deck (a hand that holds a board
     card is a row of zero reach), and the per-hand terminal sums
@@ -169,9 +173,11 @@ class _Cards:
     on the suits' names (lossless suit classes and the card abstractions do; the walker
     checks), and cuts the 20-card river's 6,840 boards to a few hundred."""
 
-    def __init__(self, game: Game, symmetric: bool = True) -> None:
+    def __init__(self, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None) -> None:
         if game.num_players != 2:
             raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
+        if root is not None:
+            symmetric = False  # one root board: nothing to merge before it
         deck = deck_cards(game.num_ranks, game.num_suits)
         k = game.num_hole_cards
         self.hands: list[tuple[int, ...]] = list(combinations(deck, k))
@@ -196,6 +202,21 @@ class _Cards:
         total = 1
         for s in range(game.num_rounds):
             boards, parent, orbits, stabs = [], [], [], []
+            if root is not None and s <= root[0]:
+                # a walk from a state inside the hand: the streets before it are never
+                # used, its own street has the one board it was dealt
+                if s == root[0]:
+                    boards, parent, orbits, stabs = [tuple(root[1])], [0], [[np.arange(self.n_hands)]], [[0]]
+                self.boards.append(boards)
+                self.parent.append(np.array(parent, dtype=np.int64))
+                self.orbits.append(orbits)
+                arr = np.array(boards, dtype=np.int64).reshape(len(boards), len(boards[0]) if boards else 0)
+                live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
+                self.live.append(live.astype(np.float64).ravel())
+                self.mult.append(np.ones(len(boards)))
+                self.weight.append(1.0)
+                prev, prev_stab = (boards, stabs) if boards else (prev, prev_stab)
+                continue
             for pi, b in enumerate(prev):
                 done: set[tuple[int, ...]] = set()
                 for new in combinations([c for c in deck if c not in b], game.num_board_cards[s]):
@@ -211,6 +232,7 @@ class _Cards:
                     stabs.append([g for g in prev_stab[pi]
                                   if tuple(sorted(card_perm[g][c] for c in new)) == tuple(sorted(new))])
             total *= math.comb(len(deck) - len(prev[0]), game.num_board_cards[s])
+            came = math.comb(len(deck) - len(prev[0]) - 2 * k, game.num_board_cards[s])  # given both hands
             self.boards.append(boards)
             self.parent.append(np.array(parent, dtype=np.int64))
             self.orbits.append(orbits)
@@ -219,7 +241,10 @@ class _Cards:
             self.live.append(live.astype(np.float64).ravel())
             self.mult.append(np.array([len(perms) // len(st) for st in stabs], dtype=np.float64))
             left = len(deck) - arr.shape[1]
-            self.weight.append(1.0 / (total * math.comb(left, k) * math.comb(left - k, k)))
+            if root is None:  # per deal: one (board, hand, hand) deal of the whole game
+                self.weight.append(1.0 / (total * math.comb(left, k) * math.comb(left - k, k)))
+            else:  # from the root: the probability of the cards dealt since, both hands out
+                self.weight.append(self.weight[-1] / came)
             prev, prev_stab = boards, stabs
         last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), -1)
         self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [HandValues(held, last)]
@@ -322,10 +347,15 @@ def _suit_blind(policy: TranslatedPolicy, cards: _Cards, buckets: list[np.ndarra
     return True
 
 
-def _card_layer(policy: TranslatedPolicy, game: Game, symmetric: bool = True) -> tuple[_Cards, list[np.ndarray]]:
+def _card_layer(
+    policy: TranslatedPolicy, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None
+) -> tuple[_Cards, list[np.ndarray]]:
     """The card layer of a walk against ``policy`` (one board per suit class where its
-    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks) and the player's bucket of
-    every row, per street."""
+    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks; ``root``: see
+    :class:`_Cards`) and the player's bucket of every row, per street."""
+    if root is not None:
+        cards = _Cards(game, root=root)
+        return cards, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
     cards = _Cards(game, symmetric=symmetric)
     buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
     if cards.symmetric and not _suit_blind(policy, cards, buckets):
@@ -337,6 +367,8 @@ def _card_layer(policy: TranslatedPolicy, game: Game, symmetric: bool = True) ->
 def _row_buckets(policy: TranslatedPolicy, cards: _Cards, street: int) -> np.ndarray:
     """The player's bucket of every row of ``street`` (0 for rows whose hand holds a board
     card: their reach is zero)."""
+    if not cards.boards[street]:
+        return np.zeros(0, dtype=np.int64)
     rows = cards.row_cards(street)
     live = cards.live[street] > 0
     out = np.zeros(rows.shape[0], dtype=np.int64)
@@ -528,10 +560,11 @@ class _Walker(TranslatedPlayer):
         memo: bool = True,
         responder: Responder | None = None,
         symmetric: bool = True,
+        root: tuple[int, tuple[int, ...]] | None = None,
     ) -> None:
         if game != policy.game:
             raise ValueError("the policy was made for a different game")
-        cards, buckets = _card_layer(policy, game, symmetric)
+        cards, buckets = _card_layer(policy, game, symmetric, root)
         super().__init__(policy, buckets)
         self.game = game
         self.responder = responder
@@ -673,6 +706,30 @@ def real_best_response_value(
     docstring); ``game`` defaults to the policy's; ``responder`` restricts the
     responder's bets (None: every legal amount)."""
     return _Walker(policy, game or policy.game, responder=responder).best_response(seat)
+
+
+def responder_values(
+    policy: TranslatedPolicy,
+    state: State,
+    board: tuple[int, ...],
+    states: MappingStates,
+    seat: int,
+    responder: Responder | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A best responder's counterfactual values from a state inside a hand: ``seat`` at
+    the real ``state`` (``board``: its cards through ``state``'s street), against the
+    translated player in the other seat whose mapping states there are ``states``
+    (abstract node or ``LOST`` -> its reach over the returned hands), the later streets'
+    cards dealt, bets restricted to ``responder`` (None: every legal amount). Returns
+    ``(hands, values)``: every hand of the deck (int64[H, hole cards]) and the responder's
+    value for each, weighted by the probability of the cards dealt after ``state``
+    (zero for hands that hold a board card). A re-solving gadget's alternatives are these
+    values: what the other seat wins at best against the blueprint from here."""
+    game = policy.game
+    walker = _Walker(policy, game, responder=responder, root=(state.round, tuple(int(c) for c in board)))
+    hands = np.array(walker.cards.hands, dtype=np.int64)
+    values = walker.br(state, state.round, states, seat)
+    return hands, values * walker.cards.live[state.round]
 
 
 def real_self_play_value(policy: TranslatedPolicy, game: Game | None = None) -> float:
