@@ -87,6 +87,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from abstraction.betting import size_to_raise_to
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
@@ -383,8 +384,8 @@ def _row_buckets(policy: TranslatedPolicy, cards: _Cards, street: int) -> np.nda
 @dataclass(frozen=True)
 class Responder:
     """A best responder's betting when it may not bet every amount: raises of ``sizes``
-    pots after calling (raise-to = the largest bet + size x (pot + amount to call),
-    clamped into the legal range), all-in when ``all_in``, fold and call; on a street
+    pots after calling (sized as the blueprint sizes its own raises,
+    :func:`abstraction.betting.size_to_raise_to`), all-in when ``all_in``, fold and call; on a street
     where the player's tree caps the raises at ``cap``, at most ``past_cap`` raises beyond
     it (None: no limit but the stacks). The raise past the cap finds the leak of a
     translated player that can only check or call there."""
@@ -403,8 +404,9 @@ class Responder:
             return out
         if cap is not None and self.past_cap is not None and state.num_raises_in_round >= cap + self.past_cap:
             return out
-        pot = state.pot + state.to_call
-        tos = {min(max(state.max_spent + int(round(x * pot)), lo), hi) for x in self.sizes}
+        actor = state.actor
+        assert actor is not None
+        tos = {size_to_raise_to(x, state.spent, actor, lo, hi) for x in self.sizes}  # the blueprint's rule
         if self.all_in:
             tos.add(hi)
         return out + [Action.raise_to(t) for t in sorted(tos)]

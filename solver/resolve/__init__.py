@@ -5,7 +5,9 @@
   vector form over every private hand (CFR+, or Discounted CFR), optionally behind the
   re-solving gadget that keeps it safe; and the exact best response inside it;
 - :mod:`solver.resolve.ranges`: both seats' ranges at a real history as the blueprint
-  sees them (each real action read through the translation), for a re-solve's root.
+  sees them (each real action read through the translation), for a re-solve's root;
+- :mod:`solver.resolve.player`: a hand of the re-solving player: the blueprint until the
+  opponent leaves the tree, then subgames behind the gadget on the turn and river.
 
 It imports the core and :mod:`solver.evaluation`'s terminal sums, and nothing of ``agent``.
 """

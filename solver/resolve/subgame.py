@@ -50,6 +50,7 @@ import numpy as np
 
 from numba import njit
 
+from abstraction.betting import size_to_raise_to
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
@@ -166,16 +167,17 @@ def deck_hands(game: Game) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SubgameBetting:
-    """The subgame's bets: raises of ``sizes`` pots after calling (raise-to = largest bet
-    + size x (pot + amount to call), clamped into the legal range), all-in when
-    ``all_in``, and at most ``cap`` raises on the street in all (None: the stacks decide).
-    ``extra``: raise-tos offered wherever they are legal (e.g. the opponent's actual bet,
-    so that the tree holds it exactly)."""
+    """The subgame's bets: raises of ``sizes`` pots after calling (sized as the blueprint
+    sizes its own, :func:`abstraction.betting.size_to_raise_to`, with ``snap``), all-in
+    when ``all_in``, and at most ``cap`` raises on the street in all (None: the stacks
+    decide). ``extra``: raise-tos offered wherever they are legal (e.g. an opponent's
+    bet, so that the tree holds it exactly)."""
 
     sizes: tuple[float, ...] = (0.5, 1.0)
     all_in: bool = True
     cap: int | None = None
     extra: tuple[int, ...] = ()
+    snap: float = 0.0
 
     def actions(self, state: State) -> list[Action]:
         """The actions at ``state`` (someone is to act): fold where it is not free, call,
@@ -185,8 +187,10 @@ class SubgameBetting:
         lo, hi = state.min_raise_to, state.max_raise_to
         if lo is None or hi is None or (self.cap is not None and state.num_raises_in_round >= self.cap):
             return out
-        pot = state.pot + state.to_call
-        tos = {min(max(state.max_spent + int(round(x * pot)), lo), hi) for x in self.sizes}
+        actor = state.actor
+        assert actor is not None
+        # the rule that sizes the blueprint's own raises, so its actions are in the tree
+        tos = {size_to_raise_to(x, state.spent, actor, lo, hi, self.snap) for x in self.sizes}
         tos.update(t for t in self.extra if lo <= t <= hi)
         if self.all_in:
             tos.add(hi)

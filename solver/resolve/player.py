@@ -1,0 +1,325 @@
+"""A blueprint player that re-solves the rest of the hand when the opponent leaves the
+tree: the hand-level logic, without the wire (:mod:`agent.strategy_player` plays a
+:class:`~solver.play.policy.HandWalk`; a :class:`ResolvingWalk` takes the same calls).
+
+Until something triggers a re-solve, the player is its blueprint: a
+:class:`~solver.play.policy.HandWalk` answers, with the same keyed draws, so the same
+hands get the same actions. A re-solve is triggered at the player's decision when the
+opponent's last action was off the tree (a size the tree does not hold, a raise past its
+cap, an action where the tree cannot follow), and, if asked, at the start of chosen
+streets; only on streets from ``ResolveOptions.first_street`` on, because the subgame
+is solved to the end of the hand (the later cards enumerated), which the turn and the
+river afford.
+
+The subgame (:class:`~solver.resolve.subgame.SubgameSolver`) is rooted at the current
+real state, with finer betting than the blueprint's (:class:`ResolveOptions`: sizes, all-in,
+the opponent's actual bet, a raise cap), solved by Discounted CFR for a number of
+iterations (so a match replays exactly) with a seconds cap on top: a re-solve that hits
+the cap plays the blueprint, and is counted. Its inputs:
+
+* the player's range: the blueprint's Bayes range along the real history
+  (:class:`~solver.resolve.ranges.BlueprintRanges`) until the hand's first re-solve;
+  after it, the range times the re-solved strategies' probabilities of the actions the
+  player took;
+* the opponent behind the re-solving gadget (Burch, Johanson & Bowling 2014): its hands
+  enter with their blueprint range as weights (floored, so that every hand it may hold
+  is guarded: a hand of weight zero would be left out of the guarantee), and each may
+  instead take its alternative: its best-response value against the blueprint played on from here with
+  the player's range (:func:`~solver.evaluation.real_response.responder_values`), so the
+  re-solved strategy lets no opponent hand win more than the blueprint would (within
+  the solving error, and in the subgame's betting).
+
+While the opponent's actions stay on the last solution's tree the player follows that
+solution; an action off it re-solves again from there (nested). Not yet: depth-limited
+re-solving on earlier streets, and the last solution's own values as the next
+alternatives (DeepStack's continual re-solving); the alternatives are always the
+blueprint's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from abstraction.translation import uniform
+from poker.state import Action, State
+
+from ..evaluation.real_response import Responder, responder_values
+from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
+from .ranges import BlueprintRanges
+from .subgame import SubgameBetting, SubgameSolver, deck_hands
+
+__all__ = ["ResolveCounts", "ResolveOptions", "ResolvingWalk"]
+
+#: The keyed-draw stream of a re-solved decision (0 and 1 are the walk's mapping and
+#: action draws).
+_STREAM_RESOLVE = 2
+
+
+@dataclass(frozen=True)
+class ResolveOptions:
+    """When and how a player re-solves.
+
+    ``iterations``: Discounted CFR iterations a re-solve runs (the budget: a match
+    replays exactly); ``seconds``: a cap on top (None: none), past which the blueprint
+    plays; ``sizes``, ``all_in``, ``cap``: the subgame's bets (pot fractions after
+    calling, to which the blueprint's own sizes on the street are added, so that the
+    blueprint is one of the subgame's strategies; all-in; raises a street, None: one past
+    the blueprint's cap, no limit where it has none; the opponent's actual bet is the
+    root's);
+    ``street_starts``: streets at whose first decision the player also re-solves;
+    ``first_street``: the earliest street it re-solves on (None: the one before last,
+    the turn in hold'em)."""
+
+    iterations: int = 200
+    seconds: float | None = None
+    sizes: tuple[float, ...] = (0.5, 1.0)
+    all_in: bool = True
+    cap: int | None = None
+    street_starts: tuple[int, ...] = ()
+    first_street: int | None = None
+
+
+@dataclass
+class ResolveCounts:
+    """``resolves``: subgames solved; ``followed``: decisions answered from the last
+    solution; ``timeouts``: re-solves stopped by the seconds cap (the blueprint played);
+    ``seconds``: time spent re-solving."""
+
+    resolves: int = 0
+    followed: int = 0
+    timeouts: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain data for JSON."""
+        return {"resolves": self.resolves, "followed": self.followed, "timeouts": self.timeouts,
+                "seconds": self.seconds}
+
+
+class ResolvingWalk:
+    """One hand of the re-solving player at ``position`` (module docstring): call
+    :meth:`decide` whenever it is to act, as with :class:`HandWalk`."""
+
+    def __init__(
+        self,
+        policy: TranslatedPolicy,
+        position: int,
+        seed: int,
+        hand: int,
+        options: ResolveOptions | None = None,
+        counts: TranslationCounts | None = None,
+        resolve_counts: ResolveCounts | None = None,
+    ) -> None:
+        self.policy = policy
+        self.game = policy.game
+        self.position = int(position)
+        self.seed = int(seed)
+        self.hand = int(hand)
+        self.options = options or ResolveOptions()
+        self.walk = HandWalk(policy, position, seed, hand, counts=counts or TranslationCounts())
+        self.counts = resolve_counts or ResolveCounts()
+        self.hands = deck_hands(self.game)
+        self.ranges = BlueprintRanges(policy, self.hands)
+        self._seen = 0
+        self._off_tree = False  # the opponent's last action was off the tree
+        self._my_range: np.ndarray | None = None  # after the hand's first re-solve
+        self._solution: SubgameSolver | None = None
+        self._node = 0  # where the real history is in the last solution's tree
+        #: the last re-solve's inputs, for inspection: (my range, opponent weights, alternatives)
+        self.last_inputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # -- following the real history
+
+    def _follow(self, state: State, board: Sequence[int]) -> None:
+        history = state.history
+        real = State.new_hand(self.game)
+        for a in history[: self._seen]:
+            real = real.apply(a.action)
+        while self._seen < len(history):
+            logged = history[self._seen]
+            cards = tuple(board[: sum(self.game.num_board_cards[: real.round + 1])])
+            if logged.actor != self.position:
+                self._off_tree = self._leaves_tree(real, logged.action)
+            self.ranges.after(real, cards, logged.action)
+            self._follow_solution(real, logged.action)
+            real = real.apply(logged.action)
+            self._seen += 1
+
+    def _leaves_tree(self, real: State, action: Action) -> bool:
+        """Whether the blueprint's walk cannot hold the opponent's ``action`` exactly."""
+        pol = self.policy
+        walk = self.walk
+        walk.update(real)  # catch up to just before the action
+        if walk.lost:
+            return True
+        node = pol.sync(walk.node, real)
+        if not pol.in_step(node, real):
+            return True
+        outcomes, exact = pol.translate(node, real, action)
+        return not exact
+
+    def _follow_solution(self, real: State, action: Action) -> None:
+        sol = self._solution
+        if sol is None:
+            return
+        tree = sol.tree
+        if tree.kind[self._node] != 0 or not _same_betting(tree.state[self._node], real):
+            self._solution = None
+            return
+        try:
+            i = tree.actions[self._node].index(action)
+        except ValueError:  # off the solution's tree: the next decision re-solves
+            self._solution = None
+            return
+        if real.actor == self.position and self._my_range is not None:
+            self._my_range = self._my_range * sol.average(self._node)[i]
+        self._node = tree.children[self._node][i]
+        if tree.kind[self._node] == 3:  # the street is over: re-solve on the next board
+            self._solution = None
+
+    # -- deciding
+
+    def decide(self, state: State, hole: Sequence[int], board: Sequence[int]) -> tuple[Action, np.ndarray | None]:
+        """The real action at ``state`` (this player to act) for ``hole`` on ``board``,
+        and the probabilities it was drawn from (None where the blueprint's fallback call
+        played)."""
+        self._follow(state, board)
+        game = self.game
+        first = self.options.first_street if self.options.first_street is not None else max(game.num_rounds - 2, 0)
+        if self._solution is not None and _same_betting(self._solution.tree.state[self._node], state):
+            self.counts.followed += 1
+            return self._play(self._solution, self._node, state, hole)
+        starts = state.round in self.options.street_starts and not any(
+            a.actor == self.position for a in state.round_actions)
+        if state.round >= first and (self._off_tree or starts or self._my_range is not None):
+            solver = self._resolve(state, board)
+            if solver is not None:
+                self._solution, self._node = solver, 0
+                return self._play(solver, 0, state, hole)
+        action, probs = self.walk.decide(state, hole, board)
+        if self._my_range is not None:  # the blueprint played after a re-solve: no range update known
+            self._my_range = None
+        return action, probs
+
+    def _play(self, solver: SubgameSolver, node: int, state: State, hole: Sequence[int]) -> tuple[Action, np.ndarray]:
+        row = _row_of(self.hands, hole)
+        probs = solver.average(node)[:, row]
+        u = uniform(self.seed, self.hand, len(state.history), _STREAM_RESOLVE)
+        i = min(int(np.searchsorted(np.cumsum(probs), u, side="right")), len(probs) - 1)
+        while probs[i] <= 0.0 and i > 0:
+            i -= 1
+        return solver.tree.actions[node][i], probs
+
+    def _resolve(self, state: State, board: Sequence[int]) -> SubgameSolver | None:
+        opts = self.options
+        me, opp = self.position, 1 - self.position
+        board = tuple(int(c) for c in board)
+        live = ~np.isin(self.hands, np.asarray(board, dtype=np.int64)).any(axis=1)
+        blueprint_mine = self.ranges.weights(me) * live
+        mine = blueprint_mine if self._my_range is None else self._my_range * live
+        theirs = self.ranges.weights(opp) * live
+        if not mine.any() or not theirs.any():
+            return None
+        t0 = time.perf_counter()
+        betting, responder = self._betting(state.round)
+        alt = self._alternatives(state, board, mine, blueprint_mine, responder)
+        weights = _gadget_weights(theirs, live)
+        solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
+                               algorithm="dcfr", gadget=(opp, alt))
+        self.last_inputs = (mine, theirs, alt)
+        done = 0
+        while done < opts.iterations:
+            step = min(10, opts.iterations - done)
+            solver.solve(step)
+            done += step
+            if opts.seconds is not None and time.perf_counter() - t0 > opts.seconds:
+                self.counts.timeouts += 1
+                self.counts.seconds += time.perf_counter() - t0
+                return None
+        self.counts.resolves += 1
+        self.counts.seconds += time.perf_counter() - t0
+        self._my_range = mine
+        return solver
+
+    def _betting(self, street: int) -> tuple[SubgameBetting, Responder]:
+        """The subgame's bets on ``street`` and the same bets for the responder whose
+        values are the alternatives: the options' sizes and the blueprint's."""
+        opts = self.options
+        abstract = self.policy.tree.betting
+        sizes = set(opts.sizes)
+        cap, snap = opts.cap, 0.0
+        if abstract is not None:
+            st_ = abstract.street(street)
+            sizes |= set(st_.first) | set(st_.later)
+            snap = abstract.snap
+            if cap is None and st_.cap is not None:
+                cap = st_.cap + 1
+        ordered = tuple(sorted(sizes))
+        all_in = opts.all_in or (abstract is not None and (abstract.street(street).all_in_first
+                                                          or abstract.street(street).all_in_later))
+        past = None if cap is None else max(cap - (abstract.street(street).cap or cap) if abstract else 0, 0)
+        return (SubgameBetting(sizes=ordered, all_in=all_in, cap=cap, snap=snap),
+                Responder(sizes=ordered, all_in=all_in, past_cap=past))
+
+    def _alternatives(self, state: State, board: tuple[int, ...], mine: np.ndarray,
+                      blueprint_mine: np.ndarray, responder: Responder) -> np.ndarray:
+        """The opponent's best-response values, per hand (in :func:`deck_hands` order),
+        against the blueprint played on from ``state`` with the player's range ``mine``:
+        each of the blueprint's mapping states keeps its share of each hand's weight."""
+        share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
+        walker_hands = _walker_hands(self.game)
+        order = _reorder(self.hands, walker_hands)  # our row -> the walk's row
+        states = {key: _to_walker((r0 if self.position == 0 else r1) * share, order, walker_hands.shape[0])
+                  for key, (r0, r1) in self.ranges._states.items()}
+        _, values = responder_values(self.policy, state, board, states, 1 - self.position, responder)
+        return values[order]
+
+
+#: The least weight an opponent hand enters the gadget with, relative to the most likely
+#: one: every hand must have some, or the re-solved strategy does not guard it.
+GADGET_FLOOR = 0.01
+
+
+def _gadget_weights(theirs: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """The opponent's hands' weights into the gadget: its blueprint range scaled to a
+    largest weight of 1, floored at :data:`GADGET_FLOOR` for every hand it may hold."""
+    top = float(theirs.max())
+    scaled = theirs / top if top > 0 else np.ones_like(theirs)
+    return np.where(live, np.maximum(scaled, GADGET_FLOOR), 0.0)
+
+
+def _same_betting(a: State, b: State) -> bool:
+    return tuple(x.action for x in a.history) == tuple(x.action for x in b.history)
+
+
+def _row_of(hands: np.ndarray, hole: Sequence[int]) -> int:
+    key = sorted(int(c) for c in hole)
+    rows = np.flatnonzero((np.sort(hands, axis=1) == np.asarray(key)).all(axis=1))
+    if rows.size != 1:
+        raise ValueError(f"hand {list(hole)} is not a hand of this deck")
+    return int(rows[0])
+
+
+def _walker_hands(game) -> np.ndarray:
+    from itertools import combinations
+
+    from poker.cards import deck_cards
+
+    return np.array(list(combinations(deck_cards(game.num_ranks, game.num_suits), game.num_hole_cards)),
+                    dtype=np.int64)
+
+
+def _reorder(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """For each row of ``ours``, the row of ``theirs`` holding the same cards."""
+    index = {tuple(sorted(h)): i for i, h in enumerate(theirs.tolist())}
+    return np.array([index[tuple(sorted(h))] for h in ours.tolist()], dtype=np.int64)
+
+
+def _to_walker(v: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n)
+    out[order] = v
+    return out

@@ -1,0 +1,181 @@
+"""The re-solving player's hand logic (solver/resolve/player.py)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from poker.game import load_game
+from poker.rng import Dealer
+from poker.state import Action, State
+from solver.play.policy import HandWalk
+from solver.play.player import translated
+from solver.resolve.player import ResolveOptions, ResolvingWalk
+from solver.resolve.ranges import BlueprintRanges
+from solver.strategy_io import open_strategy
+
+STRATEGIES = Path(__file__).resolve().parent.parent / "strategies"
+GAMES = {name: load_game(name) for name in ("leduc.nolimit.2p", "holdem.nolimit.2p.short20")}
+POLICIES = {name: translated(open_strategy(STRATEGIES / f"{name}.strategy", game=g)) for name, g in GAMES.items()}
+FAST = ResolveOptions(iterations=30, cap=2)  # small trees: legality, not quality
+
+
+def _legal(state: State) -> list[Action]:
+    out = [Action.fold()] if state.can_fold() else []
+    out.append(Action.call())
+    if state.min_raise_to is not None and state.max_raise_to is not None:
+        out += [Action.raise_to(t) for t in range(state.min_raise_to, state.max_raise_to + 1)]
+    return out
+
+
+def _play(name: str, seed: int, position: int, opponent, options: ResolveOptions = FAST):
+    """One hand: the re-solving player at ``position``, ``opponent(state, rng)`` in the
+    other seat; returns the walk, the history and the player's actions."""
+    game, pol = GAMES[name], POLICIES[name]
+    rng = random.Random(seed)
+    deal = Dealer(game, seed).next_deal()
+    walk = ResolvingWalk(pol, position, seed, seed, options)
+    state = State.new_hand(game, deal)
+    mine = []
+    while state.actor is not None:
+        board = deal.board_through(state.round)
+        if state.actor == position:
+            action, _ = walk.decide(state, deal.holes[position], board)
+            assert action in _legal(state), (state.betting_string(), action)
+            mine.append(action)
+        else:
+            action = opponent(state, rng)
+        state = state.apply(action)
+    return walk, state, mine
+
+
+def _wild(state: State, rng: random.Random) -> Action:
+    lo, hi = state.min_raise_to, state.max_raise_to
+    r = rng.random()
+    if lo is None or hi is None or r < 0.6:
+        return Action.call()
+    return Action.raise_to(rng.randint(lo, min(hi, lo + 2 * state.pot)))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(GAMES)), seed=st.integers(0, 10_000), position=st.integers(0, 1))
+def test_its_actions_are_always_legal(name, seed, position):
+    walk, _, _ = _play(name, seed, position, _wild)
+    assert walk.counts.resolves + walk.counts.followed >= 0
+
+
+def test_it_is_the_blueprint_while_the_opponent_stays_on_the_tree():
+    """Against the blueprint itself (every size on the tree) nothing triggers a re-solve
+    and each action is the blueprint's, draw for draw."""
+    name = "holdem.nolimit.2p.short20"
+    pol = POLICIES[name]
+    for seed in range(6):
+        position = seed % 2
+        other = HandWalk(pol, 1 - position, seed + 100, seed)
+        deal = Dealer(GAMES[name], seed).next_deal()
+
+        def blueprint(state, rng, other=other, deal=deal):
+            return other.decide(state, deal.holes[state.actor], deal.board_through(state.round))[0]
+
+        walk, final, mine = _play(name, seed, position, blueprint)
+        assert walk.counts.resolves == 0 and walk.counts.timeouts == 0
+        twin = HandWalk(pol, position, seed, seed)
+        replay = State.new_hand(GAMES[name], deal)
+        for logged in final.history:
+            if logged.actor == position:
+                assert twin.decide(replay, deal.holes[position], deal.board_through(replay.round))[0] == logged.action
+            replay = replay.apply(logged.action)
+
+
+def test_a_resolve_uses_the_blueprint_ranges_and_keeps_the_opponent_within_its_alternatives():
+    name = "holdem.nolimit.2p.short20"
+    game, pol = GAMES[name], POLICIES[name]
+    found = 0
+    for seed in range(60):
+        position = seed % 2
+        deal = Dealer(game, seed).next_deal()
+        walk = ResolvingWalk(pol, position, seed, seed, ResolveOptions(iterations=200))
+        check = BlueprintRanges(pol, walk.hands)
+        state = State.new_hand(game, deal)
+        rng = random.Random(seed)
+        while state.actor is not None:
+            board = deal.board_through(state.round)
+            if state.actor == position:
+                before = walk.counts.resolves
+                action, _ = walk.decide(state, deal.holes[position], board)
+                if walk.counts.resolves > before and found < 3 and walk.counts.resolves == 1:
+                    mine, theirs, alt = walk.last_inputs
+                    live = ~np.isin(walk.hands, board).any(axis=1)
+                    assert mine == pytest.approx(check.weights(position) * live, abs=1e-12)
+                    assert theirs == pytest.approx(check.weights(1 - position) * live, abs=1e-12)
+                    sol = walk._solution
+                    entered = sol.ranges[1 - position]  # the gadget's weights: the range, floored
+                    assert np.all(entered[live] > 0) and np.all(entered[~live] == 0)
+                    after = sol.values(1 - position, mine, best=True)
+                    scale = max(1.0, float(np.abs(alt).max()))
+                    assert np.all(after[live] <= alt[live] + 0.02 * scale)
+                    found += 1
+            else:
+                action = _wild(state, rng)
+            check.after(state, board, action)
+            state = state.apply(action)
+        if found >= 3:
+            break
+    assert found >= 3
+
+
+def test_the_seconds_cap_plays_the_blueprint_and_is_counted():
+    name = "leduc.nolimit.2p"
+    for seed in range(40):
+        walk, final, mine = _play(name, seed, seed % 2, _wild, ResolveOptions(iterations=50, seconds=0.0))
+        assert walk.counts.resolves == 0
+        if walk.counts.timeouts:
+            return
+    pytest.fail("no re-solve was ever tried")
+
+
+def test_an_opponent_off_the_tree_is_met_by_re_solving():
+    """Against random sizes the player re-solves on the turn and river, every action
+    legal (checked in ``_play``)."""
+    resolves = 0
+    for seed in range(16):
+        walk, _, _ = _play("holdem.nolimit.2p.short20", seed, seed % 2, _wild)
+        resolves += walk.counts.resolves
+        assert walk.counts.timeouts == 0
+    assert resolves >= 5
+
+
+def test_an_answer_on_the_solutions_tree_is_followed_not_re_solved():
+    """Re-solving at the river's start (an option), then an opponent that answers with an
+    action of the solution's tree: the next decision plays that solution."""
+    name = "holdem.nolimit.2p.short20"
+    game, pol = GAMES[name], POLICIES[name]
+    options = ResolveOptions(iterations=30, street_starts=(3,))
+    followed = 0
+    for seed in range(30):
+        deal = Dealer(game, seed).next_deal()
+        position = game.first_player[3]  # first to act on the river: the opponent answers it
+        walk = ResolvingWalk(pol, position, seed, seed, options)
+        other = HandWalk(pol, 1 - position, seed + 7, seed)
+        state = State.new_hand(game, deal)
+        while state.actor is not None:
+            board = deal.board_through(state.round)
+            if state.actor == position:
+                action, _ = walk.decide(state, deal.holes[position], board)
+            elif state.round == 3 and walk._solution is not None:
+                tree, node = walk._solution.tree, walk._node
+                if tree.kind[node] == 0 and tree.player[node] == position:  # after the player's action
+                    node = tree.children[node][tree.actions[node].index(state.history[-1].action)]
+                acts = tree.actions[node] if tree.kind[node] == 0 else []
+                raises = [a for a in acts if a.amount is not None]
+                action = raises[0] if raises else Action.call()
+            else:
+                action = other.decide(state, deal.holes[state.actor], board)[0]
+            state = state.apply(action)
+        followed += walk.counts.followed
+    assert followed >= 1
