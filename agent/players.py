@@ -3,7 +3,10 @@
 A player of ``pokerbot play``, ``match`` and ``eval`` is a reference bot by name (the
 registry :data:`agent.bots.BOTS`) or a strategy file, ``strategy:FILE``, with its
 options: the purification threshold, where its bucket tables come from (``--tables
-DIR|auto|cached|none``) and the action translation. :meth:`PlayerSpec.parse` is the one
+DIR|auto|cached|none``) and the action translation; ``resolve:FILE`` is the same file
+played by the re-solving player (:mod:`solver.resolve.player`), with the re-solving
+options (:class:`ResolveSpec`: ``--resolve-iterations``, ``--resolve-seconds``,
+``--resolve-sizes``, ``--resolve-at``). :meth:`PlayerSpec.parse` is the one
 place that reads that text (and the only one that knows the ``strategy:`` prefix);
 a bad spec is one line (:class:`PlayerSpecError`). :func:`open_for_play` turns a spec
 into what plays: the bot, or a :class:`agent.strategy_player.StrategyPlayer` whose file
@@ -36,6 +39,8 @@ __all__ = [
     "STRATEGY_PREFIX",
     "PlayerSpec",
     "PlayerSpecError",
+    "RESOLVE_PREFIX",
+    "ResolveSpec",
     "TableBars",
     "open_for_play",
     "parse_tables",
@@ -43,6 +48,56 @@ __all__ = [
 
 #: Prefix of a player spec that plays a strategy file: ``strategy:FILE``.
 STRATEGY_PREFIX = "strategy:"
+#: Prefix of a player spec that plays a strategy file re-solving: ``resolve:FILE``.
+RESOLVE_PREFIX = "resolve:"
+#: Street names ``--resolve-at`` takes (or street numbers).
+STREET_NAMES = ("preflop", "flop", "turn", "river")
+
+
+@dataclass(frozen=True)
+class ResolveSpec:
+    """How a ``resolve:`` player re-solves (see :class:`solver.resolve.player.ResolveOptions`):
+    ``iterations`` a re-solve runs, a ``seconds`` cap on top (None: none), the subgame's
+    raise ``sizes`` (pot fractions; the blueprint's are added), and ``at``: the streets
+    at whose start it also re-solves (it always does when the opponent leaves the tree)."""
+
+    iterations: int = 200
+    seconds: float | None = None
+    sizes: tuple[float, ...] = (0.5, 1.0)
+    at: tuple[int, ...] = ()
+
+    @classmethod
+    def parse(cls, iterations: int = 200, seconds: float | None = None, sizes: str = "0.5,1",
+              at: str = "") -> ResolveSpec:
+        """The spec of the ``--resolve-*`` flags; raises :class:`PlayerSpecError`."""
+        if iterations < 1:
+            raise PlayerSpecError(f"--resolve-iterations {iterations}: at least 1")
+        if seconds is not None and not seconds > 0:
+            raise PlayerSpecError(f"--resolve-seconds {seconds:g}: a positive number of seconds")
+        try:
+            fracs = tuple(sorted({float(x) for x in sizes.split(",") if x.strip()}))
+        except ValueError:
+            raise PlayerSpecError(f"--resolve-sizes {sizes!r}: pot fractions separated by commas") from None
+        if not fracs or any(not x > 0 for x in fracs):
+            raise PlayerSpecError(f"--resolve-sizes {sizes!r}: pot fractions above 0")
+        streets = []
+        for word in (w.strip().lower() for w in at.split(",") if w.strip()):
+            if word in STREET_NAMES:
+                streets.append(STREET_NAMES.index(word))
+            elif word.isdigit():
+                streets.append(int(word))
+            else:
+                raise PlayerSpecError(f"--resolve-at {at!r}: streets by name ({', '.join(STREET_NAMES)}) or number")
+        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))))
+
+    def args(self) -> list[str]:
+        """The spec as ``pokerbot play`` flags."""
+        out = [f"--resolve-iterations={self.iterations}", f"--resolve-sizes={','.join(repr(x) for x in self.sizes)}"]
+        if self.seconds is not None:
+            out.append(f"--resolve-seconds={self.seconds!r}")
+        if self.at:
+            out.append(f"--resolve-at={','.join(str(x) for x in self.at)}")
+        return out
 #: The action translation a strategy player uses unless told otherwise.
 DEFAULT_MAPPING = MAPPINGS[0]
 
@@ -99,6 +154,8 @@ class PlayerSpec:
     purify: float = 0.0
     tables: Tables = None
     mapping: str = DEFAULT_MAPPING
+    #: re-solving (a ``resolve:`` spec), or None
+    resolve: ResolveSpec | None = None
 
     @classmethod
     def parse(
@@ -110,21 +167,30 @@ class PlayerSpec:
         mapping: str = DEFAULT_MAPPING,
         bots: Collection[str] = BOTS,
         bare_files: bool = False,
+        resolve: ResolveSpec | None = None,
     ) -> PlayerSpec:
         """The spec of ``text``: ``strategy:FILE``, or a name in ``bots`` (the registry by
         default; ``eval lbr`` passes its card-blind bots); with ``bare_files`` any other
         text is a file too (``eval``'s arguments and ``play --strategy`` name files).
 
         The options come from their flags (``--purify``, ``--tables``, ``--mapping``) and
-        are checked whoever plays. The file is checked to be readable, not opened.
-        Raises :class:`PlayerSpecError` with one line.
+        are checked whoever plays. ``resolve:FILE`` re-solves with ``resolve`` (default
+        :class:`ResolveSpec`'s defaults); a bare file re-solves when ``resolve`` is given.
+        The file is checked to be readable, not opened. Raises :class:`PlayerSpecError`
+        with one line.
         """
         if not 0.0 <= purify < 1.0:
             raise PlayerSpecError(f"--purify {purify:g}: the threshold must be in [0, 1)")
         if mapping not in MAPPINGS:
             raise PlayerSpecError(f"--mapping {mapping}: choose one of {', '.join(MAPPINGS)}")
         where = parse_tables(tables)
-        if text.startswith(STRATEGY_PREFIX):
+        resolving = None
+        if text.startswith(RESOLVE_PREFIX):
+            path = text[len(RESOLVE_PREFIX):]
+            if not path:
+                raise PlayerSpecError("resolve: needs a file, as in resolve:FILE")
+            resolving = resolve or ResolveSpec()
+        elif text.startswith(STRATEGY_PREFIX):
             path = text[len(STRATEGY_PREFIX):]
             if not path:
                 raise PlayerSpecError("strategy: needs a file, as in strategy:FILE")
@@ -132,13 +198,14 @@ class PlayerSpec:
             return cls(bot=text)
         elif bare_files:
             path = text
+            resolving = resolve
             if bots and not Path(path).exists():
                 raise PlayerSpecError(f"{text!r} is neither a bot ({', '.join(bots)}) nor a strategy file")
         else:
             raise PlayerSpecError(
                 f"unknown bot {text!r}; choose one of {', '.join(sorted(bots))} or {STRATEGY_PREFIX}FILE")
         _check_readable(Path(path))
-        return cls(strategy=Path(path), purify=float(purify), tables=where, mapping=mapping)
+        return cls(strategy=Path(path), purify=float(purify), tables=where, mapping=mapping, resolve=resolving)
 
     @property
     def is_strategy(self) -> bool:
@@ -147,13 +214,19 @@ class PlayerSpec:
 
     @property
     def text(self) -> str:
-        """The spec as a player is named on the command line: the bot, or ``strategy:FILE``."""
-        return f"{STRATEGY_PREFIX}{self.strategy}" if self.strategy is not None else str(self.bot)
+        """The spec as a player is named on the command line: the bot, ``strategy:FILE``
+        or ``resolve:FILE``."""
+        if self.strategy is None:
+            return str(self.bot)
+        return f"{RESOLVE_PREFIX if self.resolve is not None else STRATEGY_PREFIX}{self.strategy}"
 
     @property
     def name(self) -> str:
-        """A short name: the bot's, or the file's without its suffix."""
-        return self.strategy.stem if self.strategy is not None else str(self.bot)
+        """A short name: the bot's, or the file's without its suffix (``+resolve`` for a
+        re-solving player)."""
+        if self.strategy is None:
+            return str(self.bot)
+        return self.strategy.stem + ("+resolve" if self.resolve is not None else "")
 
     def play_args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags: ``--bot NAME``, or ``--strategy FILE`` with
@@ -161,8 +234,11 @@ class PlayerSpec:
         ``--flag=value``, so a file name starting with ``-`` stays a value."""
         if self.strategy is None:
             return [f"--bot={self.bot}"]
-        return [f"--strategy={self.strategy}", f"--purify={self.purify!r}", f"--mapping={self.mapping}",
+        args = [f"--strategy={self.strategy}", f"--purify={self.purify!r}", f"--mapping={self.mapping}",
                 f"--tables={_tables_text(self.tables)}"]
+        if self.resolve is not None:
+            args += ["--resolve", *self.resolve.args()]
+        return args
 
     def cached(self) -> PlayerSpec:
         """The spec with ``"auto"`` tables made ``"cached"``: for a process started after
@@ -213,4 +289,10 @@ def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | Non
         sf = open_playable(spec.strategy, game=game, tables=spec.tables, progress=bars)
     finally:
         bars.close()
-    return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify)
+    options = None
+    if spec.resolve is not None:
+        from solver.resolve.player import ResolveOptions
+
+        r = spec.resolve
+        options = ResolveOptions(iterations=r.iterations, seconds=r.seconds, sizes=r.sizes, street_starts=r.at)
+    return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify, resolve=options)

@@ -16,7 +16,7 @@ A player is opened from its spec by :func:`agent.players.open_for_play`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poker.state import Action
 from solver.play.player import translated
@@ -24,6 +24,9 @@ from solver.play.policy import HandWalk, TranslationCounts
 from solver.strategy_io import StrategyFile
 
 from .protocol.codec import MatchState
+
+if TYPE_CHECKING:  # the re-solving player is loaded only by a player that re-solves
+    from solver.resolve.player import ResolveCounts, ResolveOptions, ResolvingWalk
 
 __all__ = ["StrategyPlayer"]
 
@@ -46,21 +49,33 @@ class StrategyPlayer:
         seed: int = 0,
         mapping: str = "pseudo_harmonic",
         purify: float = 0.0,
+        resolve: ResolveOptions | None = None,
     ) -> None:
         self.strategy = strategy
         self.policy = translated(strategy, mapping, purify)
         self.seed = int(seed)
         self.counts = TranslationCounts()
         self.hands = 0
-        self._walk: HandWalk | None = None
+        self.resolve = resolve
+        self.resolve_counts: ResolveCounts | None = None
+        self._walk: HandWalk | ResolvingWalk | None = None
 
     def act(self, match_state: MatchState) -> Action:
         """The action for ``match_state`` (this player to act)."""
         walk = self._walk
         if walk is None or walk.hand != match_state.hand_number or walk.position != match_state.position:
-            walk = self._walk = HandWalk(
-                self.policy, match_state.position, self.seed, match_state.hand_number, counts=self.counts
-            )
+            if self.resolve is None:
+                walk = self._walk = HandWalk(
+                    self.policy, match_state.position, self.seed, match_state.hand_number, counts=self.counts
+                )
+            else:
+                from solver.resolve.player import ResolveCounts, ResolvingWalk
+
+                if self.resolve_counts is None:
+                    self.resolve_counts = ResolveCounts()
+                walk = self._walk = ResolvingWalk(self.policy, match_state.position, self.seed,
+                                                  match_state.hand_number, self.resolve, counts=self.counts,
+                                                  resolve_counts=self.resolve_counts)
             self.hands += 1
         action, _ = walk.decide(match_state.state, match_state.hole, match_state.board)
         return action
@@ -75,5 +90,6 @@ class StrategyPlayer:
             "hands_acted": self.hands,
             "bucket_tables": tables,
             **self.counts.to_dict(),
+            **({"resolve": self.resolve_counts.to_dict()} if self.resolve_counts is not None else {}),
         }
 

@@ -13,7 +13,7 @@ import solver.strategy_io as strategy_io
 from agent.bots import CallBot, UnknownBotError
 from agent.cli import build_parser, main
 from agent.commands.play import player_spec
-from agent.players import PlayerSpec, PlayerSpecError, open_for_play
+from agent.players import PlayerSpec, PlayerSpecError, ResolveSpec, open_for_play
 from agent.strategy_player import StrategyPlayer
 from poker.game import load_game
 from solver.strategy_io import StrategyFileError, dumps_policy
@@ -91,10 +91,15 @@ def test_the_play_command_line_reads_back_the_spec(options, tmp_path, monkeypatc
     options = {k: str(tmp_path) if v == "DIR" else v for k, v in options.items()}
     monkeypatch.chdir(tmp_path)
     Path("-dashed.strategy").write_bytes(LEDUC.read_bytes())  # a file name that looks like a flag
-    for text in ("random", f"strategy:{LEDUC}", "strategy:-dashed.strategy"):
-        spec = PlayerSpec.parse(text, **options)
-        args = build_parser().parse_args(["play", "--port", "1", *spec.play_args()])
-        assert player_spec(args) == spec
+    resolving = ResolveSpec(iterations=37, seconds=0.25, sizes=(0.33, 1.5), at=(2, 3))
+    for text in ("random", f"strategy:{LEDUC}", "strategy:-dashed.strategy", f"resolve:{LEDUC}"):
+        for how in (None, resolving):
+            spec = PlayerSpec.parse(text, resolve=how, **options)
+            args = build_parser().parse_args(["play", "--port", "1", *spec.play_args()])
+            assert player_spec(args) == spec
+            assert (spec.resolve is not None) == text.startswith("resolve:")
+    assert PlayerSpec.parse(f"resolve:{LEDUC}").resolve == ResolveSpec()
+    assert PlayerSpec.parse(f"resolve:{LEDUC}").name.endswith("+resolve")
     # the 'auto' tables are built by the match before the seats start: they look in the cache
     spec = PlayerSpec.parse(f"strategy:{LEDUC}", **options)
     assert spec.cached().tables == ("cached" if spec.tables == "auto" else spec.tables)
@@ -123,6 +128,10 @@ def test_open_for_play_gives_the_bot_or_the_strategy_player():
     (["match", "leduc.limit.2p", "--players", "strategy:LEDUC", "call", "--hands", "2"],
      "the strategy is for leduc.nolimit.2p, not leduc.limit.2p"),
     (["play", "--port", "1", "--bot", "nope"], "unknown bot 'nope'"),
+    (["play", "--port", "1", "--bot", "random", "--resolve"], "--resolve needs a strategy file"),
+    (["play", "--port", "1", "--strategy", "LEDUC", "--resolve", "--resolve-sizes", "x"], "--resolve-sizes 'x'"),
+    (["play", "--port", "1", "--strategy", "LEDUC", "--resolve-at", "sunday"], "--resolve-at 'sunday'"),
+    (["match", "leduc.nolimit.2p", "--players", "resolve:", "call", "--hands", "2"], "resolve: needs a file"),
     (["play", "--port", "1", "--strategy", "LEDUC", "--purify", "2"], "--purify 2: the threshold"),
     (["play", "--port", "1", "--strategy", "MISSING"], "cannot read"),
     (["play", "--port", "1", "--strategy", "LEDUC", "--game", "kuhn.limit.2p"], "not kuhn.limit.2p"),

@@ -179,3 +179,21 @@ def test_an_answer_on_the_solutions_tree_is_followed_not_re_solved():
             state = state.apply(action)
         followed += walk.counts.followed
     assert followed >= 1
+
+
+def test_a_match_seats_the_re_solving_player(capsys):
+    """``resolve:FILE`` in ``pokerbot match``: it plays through the dealer like any seat,
+    and the match's JSON counts its re-solves."""
+    import json
+
+    from agent.cli import main
+
+    path = STRATEGIES / "holdem.nolimit.2p.short20.strategy"
+    assert main(["match", "holdem.nolimit.2p.short20", "--players", f"resolve:{path}", "random",
+                 "--hands", "12", "--seed", "3", "--resolve-iterations", "20", "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["completed"] and doc["hands"] == 12
+    seat = doc["players"][0]
+    counts = seat["translation"]["resolve"]
+    assert seat["name"].endswith("+resolve") and counts["resolves"] >= 1 and counts["timeouts"] == 0
+    assert seat["legalized"] == 0  # every re-solved action was legal as it stood

@@ -35,7 +35,15 @@ from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
 from ..strategy_player import StrategyPlayer
-from .options import UserError, add_mqtt_options, add_spin_option, mqtt_config, spin_choice
+from .options import (
+    UserError,
+    add_mqtt_options,
+    add_resolve_options,
+    add_spin_option,
+    mqtt_config,
+    resolve_spec,
+    spin_choice,
+)
 from .strategy_tables import add_tables_option
 
 
@@ -77,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
     add_tables_option(p, "cached")
+    add_resolve_options(p, flag=False)
     p.add_argument("--aivat", action=argparse.BooleanOptionalAction, default=None,
                    help="estimate strategy players' winnings by AIVAT after the match (default: "
                         "with --json only; on the full deck it takes some tens of milliseconds a hand)")
@@ -158,7 +167,8 @@ def _open_players(args: argparse.Namespace, game: Game) -> tuple[list[PlayerSpec
     seats too): an unknown bot, a file that cannot play ``game`` or bucket tables that
     cannot be built are refused before anything starts."""
     try:
-        specs = [PlayerSpec.parse(text, tables=args.tables) for text in args.players]
+        resolving = resolve_spec(args)
+        specs = [PlayerSpec.parse(text, tables=args.tables, resolve=resolving) for text in args.players]
         opened: dict[PlayerSpec, StrategyPlayer] = {}
         for spec in specs:
             if spec.is_strategy and spec not in opened:

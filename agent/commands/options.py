@@ -8,17 +8,23 @@ status 2; so are the ``ValueError`` and ``OSError`` a command lets through.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ..eventloop import DEFAULT_SPIN_US, SPIN_AUTO, PollingChoice, resolve_spin
 from ..telemetry import MqttConfig
 
+if TYPE_CHECKING:
+    from ..players import ResolveSpec
+
 __all__ = [
     "UserError",
     "add_mqtt_options",
+    "add_resolve_options",
     "add_spin_option",
     "mqtt_config",
     "positive_float",
     "positive_int",
+    "resolve_spec",
     "spin_choice",
     "spin_us",
 ]
@@ -108,3 +114,33 @@ def mqtt_config(args: argparse.Namespace) -> MqttConfig | None:
         ca_file=args.mqtt_ca,
         tls_insecure=args.mqtt_insecure,
     )
+
+
+def add_resolve_options(p: argparse.ArgumentParser, flag: bool) -> None:
+    """The re-solving options of a ``resolve:FILE`` player (``flag``: also ``--resolve``,
+    which makes ``--strategy FILE`` re-solve)."""
+    if flag:
+        p.add_argument("--resolve", action="store_true",
+                       help="the strategy re-solves the rest of the hand on the turn and river when the "
+                            "opponent leaves its tree (the same as resolve:FILE)")
+    p.add_argument("--resolve-iterations", type=positive_int, default=200, metavar="N",
+                   help="re-solving: Discounted CFR iterations a re-solve runs (default 200; the budget, "
+                        "so that a match replays exactly)")
+    p.add_argument("--resolve-seconds", type=positive_float, metavar="S",
+                   help="re-solving: a seconds cap on top; a re-solve past it plays the blueprint, counted")
+    p.add_argument("--resolve-sizes", default="0.5,1", metavar="LIST",
+                   help="re-solving: the subgame's raise sizes in pots (default 0.5,1; the blueprint's "
+                        "own and all-in are added)")
+    p.add_argument("--resolve-at", default="", metavar="STREETS",
+                   help="re-solving: also re-solve at the start of these streets (e.g. turn,river)")
+
+
+def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
+    """The ``--resolve-*`` flags as a :class:`agent.players.ResolveSpec` (raises
+    :class:`UserError` with one line)."""
+    from ..players import ResolveSpec
+
+    try:
+        return ResolveSpec.parse(args.resolve_iterations, args.resolve_seconds, args.resolve_sizes, args.resolve_at)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

@@ -29,10 +29,12 @@ from ..telemetry import MqttConfig, Telemetry
 from .options import (
     UserError,
     add_mqtt_options,
+    add_resolve_options,
     add_spin_option,
     mqtt_config,
     positive_float,
     positive_int,
+    resolve_spec,
     spin_us,
 )
 from .strategy_tables import add_tables_option
@@ -78,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--mapping", choices=MAPPINGS, default=DEFAULT_MAPPING,
                    help=f"strategy: how opponent bets are translated (default {DEFAULT_MAPPING})")
     add_tables_option(p, "cached")
+    add_resolve_options(p, flag=True)
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write a JSON summary at the end (chips, hands, actions the client made "
                         "legal and, for a strategy, its translation and repair counts)")
@@ -126,10 +129,15 @@ def player_spec(args: argparse.Namespace) -> PlayerSpec:
     """The seat's spec: ``--strategy FILE``, else ``--bot`` (a name or ``strategy:FILE``),
     with the options."""
     options = {"purify": args.purify, "tables": args.tables, "mapping": args.mapping}
+    resolving = resolve_spec(args)
     try:
         if args.strategy is not None:
-            return PlayerSpec.parse(args.strategy, bots=(), bare_files=True, **options)
-        return PlayerSpec.parse(args.bot, **options)
+            return PlayerSpec.parse(args.strategy, bots=(), bare_files=True,
+                                    resolve=resolving if args.resolve else None, **options)
+        if args.resolve and not args.bot.startswith(("strategy:", "resolve:")):
+            raise UserError("--resolve needs a strategy file (--strategy FILE or --bot resolve:FILE)")
+        text = "resolve:" + args.bot[len("strategy:"):] if args.resolve and args.bot.startswith("strategy:") else args.bot
+        return PlayerSpec.parse(text, resolve=resolving, **options)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
