@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from poker.game import load_game
 from poker.rng import Dealer
 from poker.state import Action, State
+from solver.evaluation.real_response import _legal_actions
 from solver.play.policy import HandWalk
 from solver.play.player import translated
 from solver.resolve.player import ResolveOptions, ResolvingWalk
@@ -26,11 +27,7 @@ FAST = ResolveOptions(iterations=30, cap=2)  # small trees: legality, not qualit
 
 
 def _legal(state: State) -> list[Action]:
-    out = [Action.fold()] if state.can_fold() else []
-    out.append(Action.call())
-    if state.min_raise_to is not None and state.max_raise_to is not None:
-        out += [Action.raise_to(t) for t in range(state.min_raise_to, state.max_raise_to + 1)]
-    return out
+    return list(_legal_actions(state))  # fold where not free, call, every raise-to
 
 
 def _play(name: str, seed: int, position: int, opponent, options: ResolveOptions = FAST):

@@ -67,6 +67,18 @@ DCFR_ALPHA, DCFR_BETA, DCFR_GAMMA = 1.5, 0.0, 2.0
 
 
 @njit(cache=True)
+def _positive_total(regrets, r0, na, h):  # pragma: no cover - compiled
+    """The sum of the positive regrets of a node's ``na`` actions (rows from ``r0``) for
+    hand ``h``: regret matching's denominator."""
+    total = 0.0
+    for i in range(na):
+        x = regrets[r0 + i, h]
+        if x > 0.0:
+            total += x
+    return total
+
+
+@njit(cache=True)
 def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of, chance_p, hands, order, ranks,
               live, regrets, avg, reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
     """One traverser's CFR update over the flat subgame tree (nodes in pre-order, so a
@@ -96,11 +108,7 @@ def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of
         r0 = row_off[n]
         mine = player[n] == p
         for h in range(n_hands):
-            total = 0.0
-            for i in range(na):
-                x = regrets[r0 + i, h]
-                if x > 0.0:
-                    total += x
+            total = _positive_total(regrets, r0, na, h)
             for i in range(na):
                 c = kids[a0 + i]
                 x = regrets[r0 + i, h]
@@ -139,11 +147,7 @@ def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of
             continue
         r0 = row_off[n]
         for h in range(n_hands):
-            total = 0.0
-            for i in range(na):
-                x = regrets[r0 + i, h]
-                if x > 0.0:
-                    total += x
+            total = _positive_total(regrets, r0, na, h)
             v = 0.0
             for i in range(na):
                 x = regrets[r0 + i, h]
