@@ -58,17 +58,21 @@ STREET_NAMES = ("preflop", "flop", "turn", "river")
 class ResolveSpec:
     """How a ``resolve:`` player re-solves (see :class:`solver.resolve.player.ResolveOptions`):
     ``iterations`` a re-solve runs, a ``seconds`` cap on top (None: none), the subgame's
-    raise ``sizes`` (pot fractions; the blueprint's are added), and ``at``: the streets
-    at whose start it also re-solves (it always does when the opponent leaves the tree)."""
+    raise ``sizes`` (pot fractions; the blueprint's are added), ``at``: the streets at
+    whose start it also re-solves (it always does when the opponent leaves the tree),
+    ``first``: the earliest street it re-solves on (None: the one before last), and
+    ``max_nodes``: bigger subgames are left to the blueprint."""
 
     iterations: int = 200
     seconds: float | None = None
     sizes: tuple[float, ...] = (0.5, 1.0)
     at: tuple[int, ...] = ()
+    first: int | None = None
+    max_nodes: int = 10_000
 
     @classmethod
     def parse(cls, iterations: int = 200, seconds: float | None = None, sizes: str = "0.5,1",
-              at: str = "") -> ResolveSpec:
+              at: str = "", first: str = "", max_nodes: int = 10_000) -> ResolveSpec:
         """The spec of the ``--resolve-*`` flags; raises :class:`PlayerSpecError`."""
         if iterations < 1:
             raise PlayerSpecError(f"--resolve-iterations {iterations}: at least 1")
@@ -80,15 +84,11 @@ class ResolveSpec:
             raise PlayerSpecError(f"--resolve-sizes {sizes!r}: pot fractions separated by commas") from None
         if not fracs or any(not x > 0 for x in fracs):
             raise PlayerSpecError(f"--resolve-sizes {sizes!r}: pot fractions above 0")
-        streets = []
-        for word in (w.strip().lower() for w in at.split(",") if w.strip()):
-            if word in STREET_NAMES:
-                streets.append(STREET_NAMES.index(word))
-            elif word.isdigit():
-                streets.append(int(word))
-            else:
-                raise PlayerSpecError(f"--resolve-at {at!r}: streets by name ({', '.join(STREET_NAMES)}) or number")
-        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))))
+        streets = [_street(word, f"--resolve-at {at!r}") for word in at.split(",") if word.strip()]
+        start = _street(first, f"--resolve-from {first!r}") if first.strip() else None
+        if max_nodes < 1:
+            raise PlayerSpecError(f"--resolve-max-nodes {max_nodes}: at least 1")
+        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes))
 
     def args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags."""
@@ -97,7 +97,20 @@ class ResolveSpec:
             out.append(f"--resolve-seconds={self.seconds!r}")
         if self.at:
             out.append(f"--resolve-at={','.join(str(x) for x in self.at)}")
+        if self.first is not None:
+            out.append(f"--resolve-from={self.first}")
+        out.append(f"--resolve-max-nodes={self.max_nodes}")
         return out
+
+
+def _street(word: str, what: str) -> int:
+    """A street by name (:data:`STREET_NAMES`) or number."""
+    w = word.strip().lower()
+    if w in STREET_NAMES:
+        return STREET_NAMES.index(w)
+    if w.isdigit():
+        return int(w)
+    raise PlayerSpecError(f"{what}: streets by name ({', '.join(STREET_NAMES)}) or number")
 #: The action translation a strategy player uses unless told otherwise.
 DEFAULT_MAPPING = MAPPINGS[0]
 
@@ -294,5 +307,6 @@ def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | Non
         from solver.resolve.player import ResolveOptions
 
         r = spec.resolve
-        options = ResolveOptions(iterations=r.iterations, seconds=r.seconds, sizes=r.sizes, street_starts=r.at)
+        options = ResolveOptions(iterations=r.iterations, seconds=r.seconds, sizes=r.sizes, street_starts=r.at,
+                                 first_street=r.first, max_nodes=r.max_nodes)
     return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify, resolve=options)

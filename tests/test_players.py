@@ -91,7 +91,7 @@ def test_the_play_command_line_reads_back_the_spec(options, tmp_path, monkeypatc
     options = {k: str(tmp_path) if v == "DIR" else v for k, v in options.items()}
     monkeypatch.chdir(tmp_path)
     Path("-dashed.strategy").write_bytes(LEDUC.read_bytes())  # a file name that looks like a flag
-    resolving = ResolveSpec(iterations=37, seconds=0.25, sizes=(0.33, 1.5), at=(2, 3))
+    resolving = ResolveSpec(iterations=37, seconds=0.25, sizes=(0.33, 1.5), at=(2, 3), first=3, max_nodes=777)
     for text in ("random", f"strategy:{LEDUC}", "strategy:-dashed.strategy", f"resolve:{LEDUC}"):
         for how in (None, resolving):
             spec = PlayerSpec.parse(text, resolve=how, **options)
@@ -131,6 +131,7 @@ def test_open_for_play_gives_the_bot_or_the_strategy_player():
     (["play", "--port", "1", "--bot", "random", "--resolve"], "--resolve needs a strategy file"),
     (["play", "--port", "1", "--strategy", "LEDUC", "--resolve", "--resolve-sizes", "x"], "--resolve-sizes 'x'"),
     (["play", "--port", "1", "--strategy", "LEDUC", "--resolve-at", "sunday"], "--resolve-at 'sunday'"),
+    (["play", "--port", "1", "--strategy", "LEDUC", "--resolve-from", "x"], "--resolve-from 'x'"),
     (["match", "leduc.nolimit.2p", "--players", "resolve:", "call", "--hands", "2"], "resolve: needs a file"),
     (["play", "--port", "1", "--strategy", "LEDUC", "--purify", "2"], "--purify 2: the threshold"),
     (["play", "--port", "1", "--strategy", "MISSING"], "cannot read"),

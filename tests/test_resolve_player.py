@@ -194,3 +194,21 @@ def test_a_match_seats_the_re_solving_player(capsys):
     counts = seat["translation"]["resolve"]
     assert seat["name"].endswith("+resolve") and counts["resolves"] >= 1 and counts["timeouts"] == 0
     assert seat["legalized"] == 0  # every re-solved action was legal as it stood
+
+
+def test_a_subgame_past_the_node_limit_is_left_to_the_blueprint():
+    """With a limit of 50 nodes most subgames are refused and counted; in a hand where
+    none was solved every action is the blueprint's."""
+    name = "holdem.nolimit.2p.short20"
+    too_big = 0
+    for seed in range(12):
+        walk, final, mine = _play(name, seed, seed % 2, _wild, ResolveOptions(iterations=30, max_nodes=50))
+        too_big += walk.counts.too_big
+        twin = HandWalk(POLICIES[name], seed % 2, seed, seed)  # what the blueprint would have done
+        replay = State.new_hand(GAMES[name], final.deal)
+        for logged in final.history:
+            if logged.actor == seed % 2 and walk.counts.resolves == 0:
+                assert twin.decide(replay, final.deal.holes[seed % 2],
+                                   final.deal.board_through(replay.round))[0] == logged.action
+            replay = replay.apply(logged.action)
+    assert too_big >= 3

@@ -133,6 +133,12 @@ def add_resolve_options(p: argparse.ArgumentParser, flag: bool) -> None:
                         "own and all-in are added)")
     p.add_argument("--resolve-at", default="", metavar="STREETS",
                    help="re-solving: also re-solve at the start of these streets (e.g. turn,river)")
+    p.add_argument("--resolve-from", default="", metavar="STREET",
+                   help="re-solving: the earliest street it re-solves on (default: the one before last, "
+                        "the turn in hold'em; the subgame is solved to the end of the hand)")
+    p.add_argument("--resolve-max-nodes", type=positive_int, default=10_000, metavar="N",
+                   help="re-solving: a bigger subgame is not solved, the blueprint plays (default 10000; "
+                        "a full-deck turn has tens of thousands)")
 
 
 def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
@@ -141,6 +147,7 @@ def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
     from ..players import ResolveSpec
 
     try:
-        return ResolveSpec.parse(args.resolve_iterations, args.resolve_seconds, args.resolve_sizes, args.resolve_at)
+        return ResolveSpec.parse(args.resolve_iterations, args.resolve_seconds, args.resolve_sizes, args.resolve_at,
+                                 args.resolve_from, args.resolve_max_nodes)
     except ValueError as exc:
         raise UserError(str(exc)) from None

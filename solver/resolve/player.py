@@ -50,7 +50,7 @@ from poker.state import Action, State
 from ..evaluation.real_response import Responder, responder_values
 from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
 from .ranges import BlueprintRanges
-from .subgame import SubgameBetting, SubgameSolver, deck_hands
+from .subgame import SubgameBetting, SubgameSolver, SubgameTooBig, build_subgame, deck_hands
 
 __all__ = ["ResolveCounts", "ResolveOptions", "ResolvingWalk"]
 
@@ -72,7 +72,9 @@ class ResolveOptions:
     root's);
     ``street_starts``: streets at whose first decision the player also re-solves;
     ``first_street``: the earliest street it re-solves on (None: the one before last,
-    the turn in hold'em)."""
+    the turn in hold'em); ``max_nodes``: a subgame tree bigger than this is not solved
+    (the blueprint plays, counted): a full-deck turn with the river enumerated has
+    tens of thousands of nodes and takes seconds an iteration."""
 
     iterations: int = 200
     seconds: float | None = None
@@ -81,23 +83,26 @@ class ResolveOptions:
     cap: int | None = None
     street_starts: tuple[int, ...] = ()
     first_street: int | None = None
+    max_nodes: int = 10_000
 
 
 @dataclass
 class ResolveCounts:
     """``resolves``: subgames solved; ``followed``: decisions answered from the last
     solution; ``timeouts``: re-solves stopped by the seconds cap (the blueprint played);
-    ``seconds``: time spent re-solving."""
+    ``too_big``: subgames past the node limit (the blueprint played); ``seconds``: time
+    spent re-solving."""
 
     resolves: int = 0
     followed: int = 0
     timeouts: int = 0
+    too_big: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
         """Plain data for JSON."""
         return {"resolves": self.resolves, "followed": self.followed, "timeouts": self.timeouts,
-                "seconds": self.seconds}
+                "too_big": self.too_big, "seconds": self.seconds}
 
 
 class ResolvingWalk:
@@ -226,6 +231,12 @@ class ResolvingWalk:
             return None
         t0 = time.perf_counter()
         betting, responder = self._betting(state.round)
+        try:  # the tree first: a subgame past the limit costs no alternatives
+            build_subgame(state, betting, board, opts.max_nodes)
+        except SubgameTooBig:
+            self.counts.too_big += 1
+            self.counts.seconds += time.perf_counter() - t0
+            return None
         alt = self._alternatives(state, board, mine, blueprint_mine, responder)
         weights = _gadget_weights(theirs, live)
         solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,

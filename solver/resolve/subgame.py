@@ -57,7 +57,7 @@ from poker.state import Action, State
 
 from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown
 
-__all__ = ["SubgameBetting", "SubgameSolver", "SubgameTree", "build_subgame", "deck_hands"]
+__all__ = ["SubgameBetting", "SubgameSolver", "SubgameTooBig", "SubgameTree", "build_subgame", "deck_hands"]
 
 _DECISION, _FOLD, _SHOWDOWN, _CHANCE = 0, 1, 2, 3
 #: Most complete boards a subgame may enumerate (its tree is copied per board).
@@ -226,11 +226,17 @@ class SubgameTree:
         return [n for n, k in enumerate(self.kind) if k == _DECISION]
 
 
-def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = ()) -> SubgameTree:
+class SubgameTooBig(ValueError):
+    """A subgame tree past the node limit it was built with."""
+
+
+def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = (),
+                  max_nodes: int | None = None) -> SubgameTree:
     """The subgame tree below ``state`` (someone to act) with ``betting``, on ``board``
     (the cards through ``state``'s street); the streets still to come are chance nodes
     with every set of new cards that can come. More than :data:`MAX_FINAL_BOARDS`
-    complete boards is refused."""
+    complete boards is refused, and more than ``max_nodes`` nodes raises
+    :class:`SubgameTooBig` as soon as the build passes it."""
     game = state.game
     if state.actor is None:
         raise ValueError("the hand is over: there is no subgame to solve")
@@ -258,6 +264,8 @@ def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = 
 
     def node(kind: int, player: int, s: State, cards: tuple[int, ...]) -> int:
         n = len(tree.kind)
+        if max_nodes is not None and n >= max_nodes:
+            raise SubgameTooBig(f"the subgame has more than {max_nodes:,} nodes")
         tree.kind.append(kind)
         tree.player.append(player)
         tree.state.append(s)
@@ -303,6 +311,7 @@ class SubgameSolver:
     alternative values ``alt`` per hand (in the units of :meth:`values` with the other
     seat's range as given); its ``ranges`` entry is then the weight each hand enters the
     gadget with (1 for every hand that misses the board is DeepStack's choice).
+    ``max_nodes``: refuse a bigger tree (:class:`SubgameTooBig`).
     """
 
     def __init__(
@@ -314,6 +323,7 @@ class SubgameSolver:
         *,
         algorithm: str = "cfr+",
         gadget: tuple[int, np.ndarray] | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         if algorithm not in ("cfr+", "dcfr"):
             raise ValueError(f"algorithm {algorithm!r}: choose cfr+ or dcfr")
@@ -323,7 +333,7 @@ class SubgameSolver:
         board = tuple(int(c) for c in board)
         self.game = game
         self.algorithm = algorithm
-        self.tree = build_subgame(state, betting or SubgameBetting(), board)
+        self.tree = build_subgame(state, betting or SubgameBetting(), board, max_nodes)
         self.hands = deck_hands(game)
         n = self.hands.shape[0]
         boards = self.tree.boards
