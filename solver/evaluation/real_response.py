@@ -63,10 +63,10 @@ rows; the walks visit only those nodes the player reaches with positive probabil
 action it never takes is worth nothing to the responder's counterfactual values): 6,000
 to 25,000 nodes for both seats with the abstractions of ``bench/translation.py``, a
 second or two. Boards are walked one per class under the permutations of the suits
-where the player's buckets do not name suits (:class:`_Cards`): the 20-card game's
-6,840 river boards become 485, and a river vector has 92,150 rows. :func:`predict_walk`
-says before a walk how many nodes and vector elements it will touch, its memory and
-time.
+where the player's buckets do not name suits (the card layer,
+:class:`solver.evaluation._cards.CardLayer`): the 20-card game's 6,840 river boards
+become 485, and a river vector has 92,150 rows. :func:`predict_walk` says before a walk
+how many nodes and vector elements it will touch, its memory and time.
 
 exploitability = (BR_0 + BR_1) / 2 chips per game, BR_i the value of a best responder in
 seat i against the translated player in the other seat (the convention of
@@ -77,25 +77,22 @@ seat i against the translated player in the other seat (the convention of
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import combinations, permutations
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from abstraction.betting import size_to_raise_to
-from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
 
 from ..chance import lossless_bucket, raw_lossless_bucket
-from ._terminal import HandValues
 from ..play.policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from ..strategy import Strategy
+from ._cards import card_layer
 
 __all__ = [
     "RealResult",
@@ -156,152 +153,6 @@ class RealResult:
         }
 
 
-class _Cards:
-    """The private-card layer, board by board (from the start of the hand, or with
-    ``root = (street, board)`` from a state inside it: then only that board's street and
-    the later ones, values weighted by the probability of the cards dealt since the root
-    rather than per deal of the whole game): per street, the boards through it (every
-    street's new cards in dealing order), the rows ``(board, hand)`` laid out as
-    ``board * H + hand`` over every ``H`` hands of the deck (a hand that holds a board
-    card is a row of zero reach), and the per-hand terminal sums
-    (:class:`solver.evaluation._terminal.HandValues`).
-
-    With ``symmetric`` the boards are one per class under the permutations of the suits
-    (Waugh 2013's suit isomorphism, applied street by street): a board's children are its
-    extensions by one new card set of each orbit of its own stabilizer, and summing a
-    child's values back to its parent adds the child's vector once per board of its orbit
-    with the hands' suits permuted. That is exact when the player's buckets do not depend
-    on the suits' names (lossless suit classes and the card abstractions do; the walker
-    checks), and cuts the 20-card river's 6,840 boards to a few hundred."""
-
-    def __init__(self, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None) -> None:
-        if game.num_players != 2:
-            raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
-        if root is not None:
-            symmetric = False  # one root board: nothing to merge before it
-        deck = deck_cards(game.num_ranks, game.num_suits)
-        k = game.num_hole_cards
-        self.hands: list[tuple[int, ...]] = list(combinations(deck, k))
-        held = np.array(self.hands, dtype=np.int64).reshape(len(self.hands), k)
-        self.n_hands = len(self.hands)
-        suits = sorted({c % 4 for c in deck})
-        perms = [dict(zip(suits, q)) for q in permutations(suits)] if symmetric else [{x: x for x in suits}]
-        card_perm = [{c: (c // 4) * 4 + g[c % 4] for c in deck} for g in perms]
-        index = {tuple(sorted(h)): i for i, h in enumerate(self.hands)}
-        hand_perm = [np.array([index[tuple(sorted(cp[c] for c in h))] for h in self.hands]) for cp in card_perm]
-        inverse = [np.argsort(hp) for hp in hand_perm]  # inverse[g][h]: the hand g maps to h
-        self.boards: list[list[tuple[int, ...]]] = []
-        self.parent: list[np.ndarray] = []  # board of street s -> its board on street s - 1
-        #: per board of street s >= 1: the hand permutations that carry its values to each
-        #: board of its orbit among its parent's children (the identity first)
-        self.orbits: list[list[np.ndarray]] = []
-        self.live: list[np.ndarray] = []  # float64[B_s * H]: 1 where the hand misses the board
-        self.mult: list[np.ndarray] = []  # boards each board stands for
-        self.weight: list[float] = []  # chance weight of one (board, hand, hand) deal
-        prev: list[tuple[int, ...]] = [()]
-        prev_stab: list[list[int]] = [list(range(len(perms)))]
-        total = 1
-        for s in range(game.num_rounds):
-            boards, parent, orbits, stabs = [], [], [], []
-            if root is not None and s <= root[0]:
-                # a walk from a state inside the hand: the streets before it are never
-                # used, its own street has the one board it was dealt
-                if s == root[0]:
-                    boards, parent, orbits, stabs = [tuple(root[1])], [0], [[np.arange(self.n_hands)]], [[0]]
-                self.boards.append(boards)
-                self.parent.append(np.array(parent, dtype=np.int64))
-                self.orbits.append(orbits)
-                arr = np.array(boards, dtype=np.int64).reshape(len(boards), len(boards[0]) if boards else 0)
-                live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
-                self.live.append(live.astype(np.float64).ravel())
-                self.mult.append(np.ones(len(boards)))
-                self.weight.append(1.0)
-                prev, prev_stab = (boards, stabs) if boards else (prev, prev_stab)
-                continue
-            for pi, b in enumerate(prev):
-                done: set[tuple[int, ...]] = set()
-                for new in combinations([c for c in deck if c not in b], game.num_board_cards[s]):
-                    if tuple(sorted(new)) in done:
-                        continue
-                    images: dict[tuple[int, ...], int] = {}
-                    for g in prev_stab[pi]:
-                        images.setdefault(tuple(sorted(card_perm[g][c] for c in new)), g)
-                    done.update(images)
-                    boards.append(b + new)
-                    parent.append(pi)
-                    orbits.append([inverse[g] for g in images.values()])
-                    stabs.append([g for g in prev_stab[pi]
-                                  if tuple(sorted(card_perm[g][c] for c in new)) == tuple(sorted(new))])
-            total *= math.comb(len(deck) - len(prev[0]), game.num_board_cards[s])
-            came = math.comb(len(deck) - len(prev[0]) - 2 * k, game.num_board_cards[s])  # given both hands
-            self.boards.append(boards)
-            self.parent.append(np.array(parent, dtype=np.int64))
-            self.orbits.append(orbits)
-            arr = np.array(boards, dtype=np.int64).reshape(len(boards), -1)
-            live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
-            self.live.append(live.astype(np.float64).ravel())
-            self.mult.append(np.array([len(perms) // len(st) for st in stabs], dtype=np.float64))
-            left = len(deck) - arr.shape[1]
-            if root is None:  # per deal: one (board, hand, hand) deal of the whole game
-                self.weight.append(1.0 / (total * math.comb(left, k) * math.comb(left - k, k)))
-            else:  # from the root: the probability of the cards dealt since, both hands out
-                self.weight.append(self.weight[-1] / came)
-            prev, prev_stab = boards, stabs
-        last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), -1)
-        self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [HandValues(held, last)]
-        self.symmetric = len(perms) > 1
-        self._card_perm = card_perm
-
-    def n_rows(self, street: int) -> int:
-        """Rows of ``street``."""
-        return len(self.boards[street]) * self.n_hands
-
-    def expand(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
-        """A vector over ``street``'s rows carried to ``to``'s (the board dealt between)."""
-        for s in range(street + 1, to + 1):
-            v = v.reshape(-1, self.n_hands)[self.parent[s]].ravel() * self.live[s]
-        return v
-
-    def contract(self, v: np.ndarray, street: int, to: int) -> np.ndarray:
-        """Values over ``street``'s rows summed back to the rows of the earlier ``to``
-        (every board of each orbit, its hands' suits permuted)."""
-        for s in range(street, to, -1):
-            rows = v.reshape(-1, self.n_hands)
-            out = np.zeros((len(self.boards[s - 1]), self.n_hands))
-            for q, perms in enumerate(self.orbits[s]):
-                acc = out[self.parent[s][q]]
-                for perm in perms:
-                    acc += rows[q][perm]
-            v = out.ravel()
-        return v
-
-    def row_weights(self, street: int) -> np.ndarray:
-        """Per row: the boards its board stands for (1 without symmetry)."""
-        return np.repeat(self.mult[street], self.n_hands)
-
-    def disjoint(self, street: int, reach: np.ndarray) -> np.ndarray:
-        """Per row: the reach of the other player's hands that can be dealt with it."""
-        return self.values[street].disjoint(reach.reshape(-1, self.n_hands)).ravel() * self.live[street]
-
-    def showdown(self, reach: np.ndarray) -> np.ndarray:
-        """Per row of the last street: showdowns won minus lost against ``reach``."""
-        return self.values[-1].showdown(reach.reshape(-1, self.n_hands)).ravel() * self.live[-1]
-
-    def row_cards(self, street: int) -> np.ndarray:
-        """int64[rows, hole + board]: each row's hand, then its board (clashing rows too)."""
-        hands = np.array(self.hands, dtype=np.int64)
-        boards = np.array(self.boards[street], dtype=np.int64).reshape(len(self.boards[street]), -1)
-        n_b, n_h = boards.shape[0], hands.shape[0]
-        return np.concatenate([np.tile(hands, (n_b, 1)), np.repeat(boards, n_h, axis=0)], axis=1)
-
-    def permuted_cards(self, cards: np.ndarray, g: int) -> np.ndarray:
-        """``cards`` (int64[n, m]) with the suits permuted by the ``g``-th permutation."""
-        table = np.arange(52)
-        for c, d in self._card_perm[g].items():
-            table[c] = d
-        return table[cards]
-
-
 def _state_key(state: State) -> tuple[Any, ...]:
     """What a real state's future depends on: the chips, folds, the raise floor, who acts,
     the round and the kinds of its actions so far (the round closes by counting them)."""
@@ -324,61 +175,6 @@ def _legal_actions(state: State) -> Iterator[Action]:
     if lo is not None and hi is not None:
         for to in range(lo, hi + 1):
             yield Action.raise_to(to)
-
-
-def _suit_blind(policy: TranslatedPolicy, cards: _Cards, buckets: list[np.ndarray], samples: int = 256) -> bool:
-    """Whether the player's buckets stay the same when the suits of a hand and its board
-    are permuted, on ``samples`` seeded rows of each street and every permutation (the
-    condition for :class:`_Cards`'s symmetry)."""
-    rng = np.random.default_rng(0)
-    k = len(cards.hands[0])
-    for s, b in enumerate(buckets):
-        live = np.flatnonzero(cards.live[s] > 0)
-        pick = live[rng.choice(live.size, size=min(samples, live.size), replace=False)]
-        rows = cards.row_cards(s)[pick]
-        for g in range(1, len(cards._card_perm)):
-            moved = cards.permuted_cards(rows, g)
-            moved[:, :k].sort(axis=1)
-            if policy.bucket_batch is not None:
-                got = np.asarray(policy.bucket_batch(s, np.ascontiguousarray(moved)), dtype=np.int64)
-            else:
-                got = np.array([policy.bucket(s, r[:k], r[k:]) for r in moved.tolist()], dtype=np.int64)
-            if not np.array_equal(got, b[pick]):
-                return False
-    return True
-
-
-def _card_layer(
-    policy: TranslatedPolicy, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None
-) -> tuple[_Cards, list[np.ndarray]]:
-    """The card layer of a walk against ``policy`` (one board per suit class where its
-    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks; ``root``: see
-    :class:`_Cards`) and the player's bucket of every row, per street."""
-    if root is not None:
-        cards = _Cards(game, root=root)
-        return cards, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
-    cards = _Cards(game, symmetric=symmetric)
-    buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
-    if cards.symmetric and not _suit_blind(policy, cards, buckets):
-        cards = _Cards(game, symmetric=False)  # buckets that name suits: every board
-        buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
-    return cards, buckets
-
-
-def _row_buckets(policy: TranslatedPolicy, cards: _Cards, street: int) -> np.ndarray:
-    """The player's bucket of every row of ``street`` (0 for rows whose hand holds a board
-    card: their reach is zero)."""
-    if not cards.boards[street]:
-        return np.zeros(0, dtype=np.int64)
-    rows = cards.row_cards(street)
-    live = cards.live[street] > 0
-    out = np.zeros(rows.shape[0], dtype=np.int64)
-    k = len(cards.hands[0])
-    if policy.bucket_batch is not None:
-        out[live] = np.asarray(policy.bucket_batch(street, np.ascontiguousarray(rows[live])), dtype=np.int64)
-    else:
-        out[live] = [policy.bucket(street, r[:k], r[k:]) for r in rows[live].tolist()]
-    return out
 
 
 @dataclass(frozen=True)
@@ -566,7 +362,7 @@ class _Walker(TranslatedPlayer):
     ) -> None:
         if game != policy.game:
             raise ValueError("the policy was made for a different game")
-        cards, buckets = _card_layer(policy, game, symmetric, root)
+        cards, buckets = card_layer(policy, game, symmetric, root)
         super().__init__(policy, buckets)
         self.game = game
         self.responder = responder
@@ -798,7 +594,7 @@ def predict_walk(policy: TranslatedPolicy, responder: Responder | None = None) -
     vectors have the rows of their street's boards (one per suit class where the player's
     buckets allow) times the deck's hands."""
     game = policy.game
-    cards, _ = _card_layer(policy, game)
+    cards, _ = card_layer(policy, game)
     rows = [cards.n_rows(st) for st in range(game.num_rounds)]
     caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
             for r in range(game.num_rounds)]
