@@ -194,6 +194,7 @@ def test_a_match_seats_the_re_solving_player(capsys):
     counts = seat["translation"]["resolve"]
     assert seat["name"].endswith("+resolve") and counts["resolves"] >= 1 and counts["timeouts"] == 0
     assert seat["legalized"] == 0  # every re-solved action was legal as it stood
+    assert "re-solving" in seat["aivat"]["error"]  # its strategy is not the file's: no AIVAT
 
 
 def test_a_subgame_past_the_node_limit_is_left_to_the_blueprint():

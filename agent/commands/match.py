@@ -288,6 +288,9 @@ def run(args: argparse.Namespace) -> int:
             if interrupted:
                 entry["aivat"] = {"error": "interrupted"}
                 continue
+            if spec.resolve is not None:  # AIVAT needs the player's strategy: a re-solve's is not kept
+                entry["aivat"] = {"error": "a re-solving player's strategy is not the file's"}
+                continue
             entry["aivat"] = _aivat_entry(log, opened[spec].policy, entry["name"], passes, quiet=args.quiet)
             interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
