@@ -322,6 +322,11 @@ def run(args: argparse.Namespace) -> int:
                 repaired = _repaired_line(e["name"], t["repaired"], e["legalized"])
                 if repaired:
                     print(repaired)
+                r = t.get("resolve")
+                if r:
+                    print(f"{e['name']}: re-solved {r['resolves']} times in {r['seconds']:.1f} s, answered "
+                          f"{r['followed']} decisions from a solution; {r['timeouts']} re-solves past the seconds "
+                          f"cap and {r['too_big']} subgames past the node limit played the blueprint")
         for e in players:
             if "aivat" in e:
                 print(_aivat_line(e["name"], e["aivat"]))
