@@ -21,8 +21,9 @@ Sub-packages, each importing the core and none importing ``agent``:
 - :mod:`solver.evaluation`: how good a strategy is (best response, real-game response,
   head-to-head, local best response, AIVAT); it reads players through :mod:`solver.play`;
 - :mod:`solver.resolve`: solving the subgame a hand is in while it is played (vector-form
-  CFR+ and Discounted CFR, the re-solving gadget); it uses :mod:`solver.evaluation`'s
-  terminal sums.
+  CFR+ and Discounted CFR, the re-solving gadget, the re-solving player's hand logic);
+  it reads the blueprint through :mod:`solver.play` and uses :mod:`solver.evaluation`
+  (the terminal sums, the real-game response for the gadget's alternatives).
 
 Where the modules of the flat layout went (old path -> new path)::
 
