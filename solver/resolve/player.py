@@ -130,6 +130,7 @@ class ResolvingWalk:
         self.hands = deck_hands(self.game)
         self.ranges = BlueprintRanges(policy, self.hands)
         self._seen = 0
+        self._real = State.new_hand(self.game)
         self._off_tree = False  # the opponent's last action was off the tree
         self._my_range: np.ndarray | None = None  # after the hand's first re-solve
         self._solution: SubgameSolver | None = None
@@ -141,9 +142,7 @@ class ResolvingWalk:
 
     def _follow(self, state: State, board: Sequence[int]) -> None:
         history = state.history
-        real = State.new_hand(self.game)
-        for a in history[: self._seen]:
-            real = real.apply(a.action)
+        real = self._real  # the state after the actions followed so far
         while self._seen < len(history):
             logged = history[self._seen]
             cards = tuple(board[: sum(self.game.num_board_cards[: real.round + 1])])
@@ -153,6 +152,7 @@ class ResolvingWalk:
             self._follow_solution(real, logged.action)
             real = real.apply(logged.action)
             self._seen += 1
+        self._real = real
 
     def _leaves_tree(self, real: State, action: Action) -> bool:
         """Whether the blueprint's walk cannot hold the opponent's ``action`` exactly."""
