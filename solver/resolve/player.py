@@ -52,7 +52,7 @@ from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
 from .ranges import BlueprintRanges
 from .subgame import SubgameBetting, SubgameSolver, SubgameTooBig, build_subgame, deck_hands
 
-__all__ = ["ResolveCounts", "ResolveOptions", "ResolvingWalk"]
+__all__ = ["ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
 
 #: The keyed-draw stream of a re-solved decision (0 and 1 are the walk's mapping and
 #: action draws).
@@ -220,74 +220,114 @@ class ResolvingWalk:
         return solver.tree.actions[node][i], probs
 
     def _resolve(self, state: State, board: Sequence[int]) -> SubgameSolver | None:
-        opts = self.options
-        me, opp = self.position, 1 - self.position
-        board = tuple(int(c) for c in board)
-        live = ~np.isin(self.hands, np.asarray(board, dtype=np.int64)).any(axis=1)
-        blueprint_mine = self.ranges.weights(me) * live
-        mine = blueprint_mine if self._my_range is None else self._my_range * live
-        theirs = self.ranges.weights(opp) * live
-        if not mine.any() or not theirs.any():
-            return None
-        t0 = time.perf_counter()
-        betting, responder = self._betting(state.round)
-        try:  # the tree first: a subgame past the limit costs no alternatives
-            build_subgame(state, betting, board, opts.max_nodes)
-        except SubgameTooBig:
+        got = resolve_subgame(self.policy, self.options, self.position, state, board, self.ranges,
+                              self._my_range, self.hands)
+        self.counts.seconds += got.seconds
+        if got.status == "too_big":
             self.counts.too_big += 1
-            self.counts.seconds += time.perf_counter() - t0
+        elif got.status == "timeout":
+            self.counts.timeouts += 1
+        if got.solver is None:
             return None
-        alt = self._alternatives(state, board, mine, blueprint_mine, responder)
-        weights = _gadget_weights(theirs, live)
-        solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
-                               algorithm="dcfr", gadget=(opp, alt))
-        self.last_inputs = (mine, theirs, alt)
-        done = 0
-        while done < opts.iterations:
-            step = min(10, opts.iterations - done)
-            solver.solve(step)
-            done += step
-            if opts.seconds is not None and time.perf_counter() - t0 > opts.seconds:
-                self.counts.timeouts += 1
-                self.counts.seconds += time.perf_counter() - t0
-                return None
         self.counts.resolves += 1
-        self.counts.seconds += time.perf_counter() - t0
-        self._my_range = mine
-        return solver
+        self.last_inputs = (got.mine, got.theirs, got.alternatives)
+        self._my_range = got.mine
+        return got.solver
 
-    def _betting(self, street: int) -> tuple[SubgameBetting, Responder]:
-        """The subgame's bets on ``street`` and the same bets for the responder whose
-        values are the alternatives: the options' sizes and the blueprint's."""
-        opts = self.options
-        abstract = self.policy.tree.betting
-        sizes = set(opts.sizes)
-        cap, snap = opts.cap, 0.0
-        if abstract is not None:
-            st_ = abstract.street(street)
-            sizes |= set(st_.first) | set(st_.later)
-            snap = abstract.snap
-            if cap is None and st_.cap is not None:
-                cap = st_.cap + 1
-        ordered = tuple(sorted(sizes))
-        all_in = opts.all_in or (abstract is not None and (abstract.street(street).all_in_first
-                                                          or abstract.street(street).all_in_later))
-        past = None if cap is None else max(cap - (abstract.street(street).cap or cap) if abstract else 0, 0)
-        return (SubgameBetting(sizes=ordered, all_in=all_in, cap=cap, snap=snap),
-                Responder(sizes=ordered, all_in=all_in, past_cap=past))
 
-    def _alternatives(self, state: State, board: tuple[int, ...], mine: np.ndarray,
-                      blueprint_mine: np.ndarray, responder: Responder) -> np.ndarray:
-        """The opponent's best-response values, per hand (in :func:`deck_hands` order),
-        against the blueprint played on from ``state`` with the player's range ``mine``:
-        each of the blueprint's mapping states keeps its share of each hand's weight."""
-        share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
-        walker_hands = _walker_hands(self.game)
-        order = _reorder(self.hands, walker_hands)  # our row -> the walk's row
-        states = {key: _to_walker((r0 if self.position == 0 else r1) * share, order, walker_hands.shape[0])
-                  for key, (r0, r1) in self.ranges._states.items()}
-        _, values = responder_values(self.policy, state, board, states, 1 - self.position, responder)
-        return values[order]
+@dataclass
+class Resolved:
+    """One re-solve: ``solver`` (None where the blueprint plays: ``status`` says why,
+    ``"empty"`` for a range of no hand, ``"too_big"``, ``"timeout"``; else
+    ``"solved"``), and its inputs over :func:`deck_hands`: the player's range ``mine``,
+    the opponent's blueprint range ``theirs`` and the gadget's ``alternatives``."""
+
+    solver: SubgameSolver | None
+    status: str
+    mine: np.ndarray | None = None
+    theirs: np.ndarray | None = None
+    alternatives: np.ndarray | None = None
+    seconds: float = 0.0
+
+
+def resolve_subgame(
+    policy: TranslatedPolicy,
+    options: ResolveOptions,
+    position: int,
+    state: State,
+    board: Sequence[int],
+    ranges: BlueprintRanges,
+    my_range: np.ndarray | None,
+    hands: np.ndarray,
+) -> Resolved:
+    """Re-solve the rest of the hand at ``state`` for the player at ``position`` (module
+    docstring): its range is ``my_range`` (the last solution's, carried along the
+    history) or, when None, the blueprint's from ``ranges``; both :class:`ResolvingWalk`
+    and the exact evaluation (:mod:`solver.resolve.exact`) call this, so they play the
+    same strategy."""
+    opts = options
+    me, opp = position, 1 - position
+    board = tuple(int(c) for c in board)
+    live = ~np.isin(hands, np.asarray(board, dtype=np.int64)).any(axis=1)
+    blueprint_mine = ranges.weights(me) * live
+    mine = blueprint_mine if my_range is None else my_range * live
+    theirs = ranges.weights(opp) * live
+    if not mine.any() or not theirs.any():
+        return Resolved(None, "empty")
+    t0 = time.perf_counter()
+    betting, responder = _betting(policy, options, state.round)
+    try:  # the tree first: a subgame past the limit costs no alternatives
+        build_subgame(state, betting, board, opts.max_nodes)
+    except SubgameTooBig:
+        return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
+    alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine, responder, hands)
+    weights = _gadget_weights(theirs, live)
+    solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
+                           algorithm="dcfr", gadget=(opp, alt))
+    done = 0
+    while done < opts.iterations:
+        step = min(10, opts.iterations - done)
+        solver.solve(step)
+        done += step
+        if opts.seconds is not None and time.perf_counter() - t0 > opts.seconds:
+            return Resolved(None, "timeout", mine, theirs, alt, time.perf_counter() - t0)
+    return Resolved(solver, "solved", mine, theirs, alt, time.perf_counter() - t0)
+
+
+def _betting(policy: TranslatedPolicy, options: ResolveOptions, street: int) -> tuple[SubgameBetting, Responder]:
+    """The subgame's bets on ``street`` and the same bets for the responder whose
+    values are the alternatives: the options' sizes and the blueprint's."""
+    opts = options
+    abstract = policy.tree.betting
+    sizes = set(opts.sizes)
+    cap, snap = opts.cap, 0.0
+    if abstract is not None:
+        st_ = abstract.street(street)
+        sizes |= set(st_.first) | set(st_.later)
+        snap = abstract.snap
+        if cap is None and st_.cap is not None:
+            cap = st_.cap + 1
+    ordered = tuple(sorted(sizes))
+    all_in = opts.all_in or (abstract is not None and (abstract.street(street).all_in_first
+                                                      or abstract.street(street).all_in_later))
+    past = None if cap is None else max(cap - (abstract.street(street).cap or cap) if abstract else 0, 0)
+    return (SubgameBetting(sizes=ordered, all_in=all_in, cap=cap, snap=snap),
+            Responder(sizes=ordered, all_in=all_in, past_cap=past))
+
+
+def _alternatives(policy: TranslatedPolicy, position: int, ranges: BlueprintRanges, state: State,
+                  board: tuple[int, ...], mine: np.ndarray, blueprint_mine: np.ndarray,
+                  responder: Responder, hands: np.ndarray) -> np.ndarray:
+    """The opponent's best-response values, per hand (in :func:`deck_hands` order),
+    against the blueprint played on from ``state`` with the player's range ``mine``:
+    each of the blueprint's mapping states keeps its share of each hand's weight."""
+    share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
+    walker_hands = _walker_hands(policy.game)
+    order = _reorder(hands, walker_hands)  # our row -> the walk's row
+    states = {key: _to_walker((r0 if position == 0 else r1) * share, order, walker_hands.shape[0])
+              for key, (r0, r1) in ranges._states.items()}
+    _, values = responder_values(policy, state, board, states, 1 - position, responder)
+    return values[order]
 
 
 #: The least weight an opponent hand enters the gadget with, relative to the most likely
