@@ -178,7 +178,7 @@ def test_an_answer_on_the_solutions_tree_is_followed_not_re_solved():
     assert followed >= 1
 
 
-def test_a_match_seats_the_re_solving_player(capsys):
+def test_a_match_seats_the_re_solving_player(capsys, tmp_path):
     """``resolve:FILE`` in ``pokerbot match``: it plays through the dealer like any seat,
     and the match's JSON counts its re-solves."""
     import json
@@ -187,7 +187,8 @@ def test_a_match_seats_the_re_solving_player(capsys):
 
     path = STRATEGIES / "holdem.nolimit.2p.short20.strategy"
     assert main(["match", "holdem.nolimit.2p.short20", "--players", f"resolve:{path}", "random",
-                 "--hands", "12", "--seed", "3", "--resolve-iterations", "20", "--json", "--quiet"]) == 0
+                 "--hands", "12", "--seed", "3", "--resolve-iterations", "20", "--json", "--quiet",
+                 "--log", str(tmp_path / "match.log")]) == 0
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc["completed"] and doc["hands"] == 12
     seat = doc["players"][0]
