@@ -24,16 +24,21 @@ the cap plays the blueprint, and is counted. Its inputs:
 * the opponent behind the re-solving gadget (Burch, Johanson & Bowling 2014): its hands
   enter with their blueprint range as weights (floored, so that every hand it may hold
   is guarded: a hand of weight zero would be left out of the guarantee), and each may
-  instead take its alternative: its best-response value against the blueprint played on from here with
-  the player's range (:func:`~solver.evaluation.real_response.responder_values`), so the
-  re-solved strategy lets no opponent hand win more than the blueprint would (within
-  the solving error, and in the subgame's betting).
+  instead take its alternative. At the hand's first re-solve that is its best-response
+  value against the blueprint played on from here with the player's range
+  (:func:`~solver.evaluation.real_response.responder_values`), so the re-solved
+  strategy lets no opponent hand win more than the blueprint would (within the solving
+  error, and in the subgame's betting). At a later re-solve it is the opponent's
+  counterfactual value, best responding, at the node of the last solution where the
+  history left it (:func:`continual_alternatives`: DeepStack's continual re-solving,
+  Moravčík et al. 2017), so a nested re-solve keeps what the last one promised.
 
 While the opponent's actions stay on the last solution's tree the player follows that
-solution; an action off it re-solves again from there (nested). Not yet: depth-limited
-re-solving on earlier streets, and the last solution's own values as the next
-alternatives (DeepStack's continual re-solving); the alternatives are always the
-blueprint's.
+solution on the street it was made for; an action off it re-solves again from there
+(nested), and so does the player's first decision on each later street, with the cards
+then known. Not yet: depth-limited re-solving on earlier streets (the whole rest of the
+hand must fit in ``max_nodes``). :mod:`solver.resolve.exact` tabulates this player over
+the real game and computes its exact exploitability.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from poker.state import Action, State
 from ..evaluation.real_response import Responder, responder_values
 from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
 from .ranges import BlueprintRanges
-from .subgame import SubgameBetting, SubgameSolver, SubgameTooBig, build_subgame, deck_hands
+from .subgame import _CHANCE, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame, deck_hands
 
 __all__ = ["ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
 
@@ -135,6 +140,7 @@ class ResolvingWalk:
         self._my_range: np.ndarray | None = None  # after the hand's first re-solve
         self._solution: SubgameSolver | None = None
         self._node = 0  # where the real history is in the last solution's tree
+        self._left = False  # the opponent left that tree at _node
         #: the last re-solve's inputs, for inspection: (my range, opponent weights, alternatives)
         self.last_inputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -149,7 +155,7 @@ class ResolvingWalk:
             if logged.actor != self.position:
                 self._off_tree = self._leaves_tree(real, logged.action)
             self.ranges.after(real, cards, logged.action)
-            self._follow_solution(real, logged.action)
+            self._follow_solution(real, logged.action, board)
             real = real.apply(logged.action)
             self._seen += 1
         self._real = real
@@ -167,24 +173,19 @@ class ResolvingWalk:
         outcomes, exact = pol.translate(node, real, action)
         return not exact
 
-    def _follow_solution(self, real: State, action: Action) -> None:
+    def _follow_solution(self, real: State, action: Action, board: Sequence[int]) -> None:
         sol = self._solution
-        if sol is None:
+        if sol is None or self._left:
             return
-        tree = sol.tree
-        if tree.kind[self._node] != 0 or not _same_betting(tree.state[self._node], real):
-            self._solution = None
+        step = solution_step(sol.tree, self._node, real, action, board)
+        if step is None:  # off the solution's tree: the next decision re-solves from here
+            self._node = descend(sol.tree, self._node, board)
+            self._left = True
             return
-        try:
-            i = tree.actions[self._node].index(action)
-        except ValueError:  # off the solution's tree: the next decision re-solves
-            self._solution = None
-            return
+        at, i, nxt = step
         if real.actor == self.position and self._my_range is not None:
-            self._my_range = self._my_range * sol.average(self._node)[i]
-        self._node = tree.children[self._node][i]
-        if tree.kind[self._node] == 3:  # the street is over: re-solve on the next board
-            self._solution = None
+            self._my_range = self._my_range * sol.average(at)[i]
+        self._node = nxt
 
     # -- deciding
 
@@ -195,19 +196,23 @@ class ResolvingWalk:
         self._follow(state, board)
         game = self.game
         first = self.options.first_street if self.options.first_street is not None else max(game.num_rounds - 2, 0)
-        if self._solution is not None and _same_betting(self._solution.tree.state[self._node], state):
-            self.counts.followed += 1
-            return self._play(self._solution, self._node, state, hole)
+        sol = self._solution
+        if sol is not None and not self._left:
+            self._node = descend(sol.tree, self._node, board)
+            if followable(sol.tree, self._node, state):
+                self.counts.followed += 1
+                return self._play(sol, self._node, state, hole)
         starts = state.round in self.options.street_starts and not any(
             a.actor == self.position for a in state.round_actions)
         if state.round >= first and (self._off_tree or starts or self._my_range is not None):
-            solver = self._resolve(state, board)
+            previous = (sol, self._node) if sol is not None and self._my_range is not None else None
+            solver = self._resolve(state, board, previous)
             if solver is not None:
-                self._solution, self._node = solver, 0
+                self._solution, self._node, self._left = solver, 0, False
                 return self._play(solver, 0, state, hole)
         action, probs = self.walk.decide(state, hole, board)
-        if self._my_range is not None:  # the blueprint played after a re-solve: no range update known
-            self._my_range = None
+        # the blueprint played: the range carried from re-solves is no longer known
+        self._my_range, self._solution = None, None
         return action, probs
 
     def _play(self, solver: SubgameSolver, node: int, state: State, hole: Sequence[int]) -> tuple[Action, np.ndarray]:
@@ -219,9 +224,10 @@ class ResolvingWalk:
             i -= 1
         return solver.tree.actions[node][i], probs
 
-    def _resolve(self, state: State, board: Sequence[int]) -> SubgameSolver | None:
+    def _resolve(self, state: State, board: Sequence[int],
+                 previous: tuple[SubgameSolver, int] | None) -> SubgameSolver | None:
         got = resolve_subgame(self.policy, self.options, self.position, state, board, self.ranges,
-                              self._my_range, self.hands)
+                              self._my_range, self.hands, previous)
         self.counts.seconds += got.seconds
         if got.status == "too_big":
             self.counts.too_big += 1
@@ -233,6 +239,57 @@ class ResolvingWalk:
         self.last_inputs = (got.mine, got.theirs, got.alternatives)
         self._my_range = got.mine
         return got.solver
+
+
+def descend(tree: SubgameTree, node: int, board: Sequence[int]) -> int:
+    """``node``, or where the cards of ``board`` lead below it when it is a chance node
+    (it stays where ``board`` does not hold the street's cards yet)."""
+    while tree.kind[node] == _CHANCE:
+        for child in tree.children[node]:
+            cards = tree.boards[tree.board[child]]
+            if len(board) < len(cards):
+                return node
+            if sorted(cards) == sorted(int(c) for c in board[: len(cards)]):
+                node = child
+                break
+        else:
+            raise ValueError(f"board {list(board)} is not among the subgame's")
+    return node
+
+
+def followable(tree: SubgameTree, node: int, state: State) -> bool:
+    """Whether the player at ``state`` plays the solution at ``node``: the same betting,
+    on the street the solution was made for (each later street is re-solved with its
+    cards known)."""
+    return (tree.kind[node] == 0 and tree.state[node].round == tree.state[0].round
+            and _same_betting(tree.state[node], state))
+
+
+def solution_step(tree: SubgameTree, node: int, real: State, action: Action,
+                  board: Sequence[int]) -> tuple[int, int, int] | None:
+    """Follow ``action`` at ``real`` from ``node`` of a solution's tree (first down
+    through the chance nodes ``board`` decides): ``(the node it was taken at, its index
+    there, the node it leads to)``, or None when the tree does not hold it."""
+    node = descend(tree, node, board)
+    if tree.kind[node] != 0 or not _same_betting(tree.state[node], real):
+        return None
+    try:
+        i = tree.actions[node].index(action)
+    except ValueError:
+        return None
+    return node, i, tree.children[node][i]
+
+
+def continual_alternatives(previous: tuple[SubgameSolver, int], opponent: int, my_range: np.ndarray) -> np.ndarray:
+    """The opponent's counterfactual values per hand at ``node`` of the last solution
+    (``previous = (solver, node)``: where the real history left it), best responding to
+    the player's strategy there with the player's range ``my_range`` (its reach at the
+    node): DeepStack's continual re-solving (Moravčík et al. 2017) takes these as the
+    next gadget's alternatives, so that a nested re-solve keeps what the last one
+    promised instead of falling back to the blueprint's values."""
+    solver, node = previous
+    live = solver._live[solver.tree.board[node]]
+    return solver._evaluate(node, opponent, my_range * live, True)
 
 
 @dataclass
@@ -259,10 +316,14 @@ def resolve_subgame(
     ranges: BlueprintRanges,
     my_range: np.ndarray | None,
     hands: np.ndarray,
+    previous: tuple[SubgameSolver, int] | None = None,
 ) -> Resolved:
     """Re-solve the rest of the hand at ``state`` for the player at ``position`` (module
     docstring): its range is ``my_range`` (the last solution's, carried along the
-    history) or, when None, the blueprint's from ``ranges``; both :class:`ResolvingWalk`
+    history) or, when None, the blueprint's from ``ranges``; the gadget's alternatives
+    come from ``previous`` (the last solution and where the history left it,
+    :func:`continual_alternatives`) when the range was carried, else from the blueprint
+    (:func:`responder_values`); both :class:`ResolvingWalk`
     and the exact evaluation (:mod:`solver.resolve.exact`) call this, so they play the
     same strategy."""
     opts = options
@@ -280,7 +341,10 @@ def resolve_subgame(
         build_subgame(state, betting, board, opts.max_nodes)
     except SubgameTooBig:
         return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
-    alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine, responder, hands)
+    if previous is not None and my_range is not None:
+        alt = continual_alternatives(previous, opp, my_range)
+    else:
+        alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine, responder, hands)
     weights = _gadget_weights(theirs, live)
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
                            algorithm="dcfr", gadget=(opp, alt))

@@ -1,0 +1,310 @@
+"""Exact real-game exploitability of the re-solving player (:class:`~solver.resolve.player.ResolvingWalk`).
+
+The re-solving player is a fixed function of the public history, its own cards and its
+own earlier random draws: a re-solve's budget is an iteration count and its solver is
+deterministic, so the same history gives the same subgame solution. Its strategy can
+therefore be tabulated over the real game, and a best responder that may bet every
+legal amount computed exactly, as :mod:`solver.evaluation.real_response` does for the
+translated player (the same walk: vectors over the player's (board, hand) rows, the
+maximum over the responder's actions, sums over the player's).
+
+What the walk carries for the player, instead of the translated player's abstract node,
+is everything :class:`ResolvingWalk` remembers between decisions, as a key with a reach
+vector (the probability, per row, that the player took the real actions so far *and*
+its draws put it in that state):
+
+* the blueprint walk's abstract node (or ``LOST``): the walk keeps following the hand,
+  translating the opponent's actions and the player's own re-solved ones, because it
+  decides when the opponent has left the tree and plays where a re-solve cannot;
+* whether the opponent's last action was off the tree;
+* the *lineage*: the history lengths at which the re-solves since the last blueprint
+  decision were made, which fixes the player's range at the next re-solve (the last
+  solution's root range times its probabilities of the actions taken);
+* the node of the last solution the real history has reached (-1: none), and whether
+  the opponent left that solution's tree there (the next re-solve's alternatives are
+  its values at that node: continual re-solving).
+
+Each re-solve is made once per (history, board, lineage) by
+:func:`~solver.resolve.player.resolve_subgame`, the very function the playing player
+calls, with its inputs rebuilt from the public history (the blueprint's Bayes ranges,
+:class:`~solver.resolve.ranges.BlueprintRanges`). Boards are walked one by one (no suit
+classes: a re-solve sees the actual cards). The walk is a tree: a subtree's value
+depends on the whole history, so nothing is memoized; its size is the real tree the
+responder may walk times the actions the player takes with positive probability, which
+a small stack keeps within reach (see ``bench/resolve_exact.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from poker.game import Game
+from poker.state import Action, State
+
+from ..evaluation.real_response import RealResult, Responder, _all_close, _TOL, _Walker
+from ..play.policy import LOST, TranslatedPolicy
+from .player import (ResolveOptions, Resolved, _reorder, descend, followable, resolve_subgame,
+                     solution_step)
+from .ranges import BlueprintRanges
+from .subgame import deck_hands
+
+__all__ = ["resolved_exploitability", "ResolvingPlayer"]
+
+#: (blueprint walk node or LOST, opponent off the tree 0/1, lineage, solution node or -1,
+#: the opponent left the solution there 0/1)
+Key = tuple[int, int, tuple[int, ...], int, int]
+
+
+class ResolvingPlayer(_Walker):
+    """The walks over the real game against the re-solving player (module docstring):
+    the translated player's walker with the re-solving player's rules at its actions
+    and the opponent's."""
+
+    def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None,
+                 responder: Responder | None = None) -> None:
+        super().__init__(policy, game or policy.game, memo=False, responder=responder, symmetric=False)
+        self.options = options
+        self.position = 1
+        self.hands = deck_hands(self.game)
+        self.to_deck = _reorder(np.array(self.cards.hands, dtype=np.int64), self.hands)  # walker hand -> deck row
+        g = self.game
+        self.first = options.first_street if options.first_street is not None else max(g.num_rounds - 2, 0)
+        self._ranges: dict[tuple[Any, ...], BlueprintRanges] = {}
+        self._solutions: dict[tuple[Any, ...], Resolved] = {}
+        self._columns_cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self.resolves = 0
+        self.failed = 0
+        self.resolve_seconds = 0.0
+
+    # -- what the player computes from the public history
+
+    def _cards_through(self, board: tuple[int, ...], street: int) -> tuple[int, ...]:
+        return board[: sum(self.game.num_board_cards[: street + 1])]
+
+    def _replay(self, history: tuple[Action, ...]) -> State:
+        s = State.new_hand(self.game)
+        for a in history:
+            s = s.apply(a)
+        return s
+
+    def _blueprint_ranges(self, history: tuple[Action, ...], board: tuple[int, ...]) -> BlueprintRanges:
+        key = (history, board)
+        got = self._ranges.get(key)
+        if got is None:
+            got = BlueprintRanges(self.policy, self.hands)
+            real = State.new_hand(self.game)
+            for a in history:
+                got.after(real, self._cards_through(board, real.round), a)
+                real = real.apply(a)
+            self._ranges[key] = got
+        return got
+
+    def _solution(self, history: tuple[Action, ...], board: tuple[int, ...], lineage: tuple[int, ...]) -> Resolved:
+        """The re-solve made at ``history`` (of length ``lineage[-1]``) on ``board`` (its
+        cards through that street) after the re-solves of ``lineage[:-1]``."""
+        key = (history, board, lineage)
+        got = self._solutions.get(key)
+        if got is None:
+            state = self._replay(history)
+            carried, previous = None, None
+            if len(lineage) > 1:
+                carried, solver, node = self._carried(history, board, lineage[:-1])
+                previous = (solver, node)
+            got = resolve_subgame(self.policy, self.options, self.position, state, board,
+                                  self._blueprint_ranges(history, board), carried, self.hands, previous)
+            self._solutions[key] = got
+            self.resolve_seconds += got.seconds
+            if got.solver is None:
+                self.failed += 1
+            else:
+                self.resolves += 1
+        return got
+
+    def _carried(self, history: tuple[Action, ...], board: tuple[int, ...],
+                 lineage: tuple[int, ...]) -> tuple[np.ndarray, Any, int]:
+        """The player's range after ``history`` as :class:`ResolvingWalk` carries it (the
+        root range of the last re-solve of ``lineage`` times that solution's
+        probabilities of the player's actions while the history stayed on its tree),
+        that solution, and the node where the history is in it or left it."""
+        k = lineage[-1]
+        state = self._replay(history[:k])
+        res = self._solution(history[:k], self._cards_through(board, state.round), lineage)
+        assert res.solver is not None and res.mine is not None
+        tree, r, node, real = res.solver.tree, res.mine.copy(), 0, state
+        for a in history[k:]:
+            step = solution_step(tree, node, real, a, board)
+            if step is None:
+                break
+            at, i, node = step
+            if real.actor == self.position:
+                r = r * res.solver.average(at)[i]
+            real = real.apply(a)
+        return r, res.solver, descend(tree, node, board)
+
+    def _tree_of(self, history: tuple[Action, ...], board: tuple[int, ...], lineage: tuple[int, ...]) -> Resolved:
+        k = lineage[-1]
+        street = self._replay(history[:k]).round
+        return self._solution(history[:k], self._cards_through(board, street), lineage)
+
+    # -- the blueprint walk's node
+
+    def _translate(self, walk: int, state: State, action: Action, own: bool) -> list[tuple[int, float]]:
+        """The walk's node after ``action`` at ``state`` (HandWalk.update): an action of
+        the player's own that the walk did not choose is translated like the opponent's,
+        but where the tree is not in step the walk waits instead of getting lost."""
+        if walk == LOST:
+            return [(LOST, 1.0)]
+        pol = self.policy
+        node = pol.sync(walk, state)
+        if not pol.in_step(node, state):
+            return [(node, 1.0)] if own else [(LOST, 1.0)]
+        outcomes, _ = pol.translate(node, state, action)
+        return [(c, p) for c, p in outcomes]
+
+    def _off(self, walk: int, state: State, action: Action) -> int:
+        """1 when the opponent's ``action`` leaves the walk's tree (ResolvingWalk._leaves_tree)."""
+        if walk == LOST:
+            return 1
+        pol = self.policy
+        node = pol.sync(walk, state)
+        if not pol.in_step(node, state):
+            return 1
+        return 0 if pol.translate(node, state, action)[1] else 1
+
+    # -- the walker's hooks
+
+    def _boards(self, state: State) -> list[tuple[int, slice]]:
+        h = self.cards.n_hands
+        return [(tuple(b), slice(i * h, (i + 1) * h)) for i, b in enumerate(self.cards.boards[state.round])]
+
+    def after_opponent(self, ms: dict, state: State, action: Action) -> dict:  # type: ignore[override]
+        history = tuple(x.action for x in state.history)
+        out: dict[Key, np.ndarray] = {}
+        for (walk, _, lineage, sol, left), reach in ms.items():
+            off = self._off(walk, state, action)
+            moves = self._translate(walk, state, action, own=False)
+            following = sol >= 0 and not left
+            for board, rows in self._boards(state) if following else [((), slice(None))]:
+                if not reach[rows].any():
+                    continue
+                nxt, gone = sol, left
+                if following:
+                    tree = self._tree_of(history, board, lineage).solver.tree  # type: ignore[union-attr]
+                    step = solution_step(tree, sol, state, action, board)
+                    nxt, gone = (descend(tree, sol, board), 1) if step is None else (step[2], 0)
+                for w, p in moves:
+                    _add_rows(out, (w, off, lineage, nxt, gone), reach, rows, p)
+        return out
+
+    def own_moves(self, ms: dict, state: State) -> dict[Action, dict]:  # type: ignore[override]
+        history = tuple(x.action for x in state.history)
+        k = len(history)
+        pol = self.policy
+        starts = state.round in self.options.street_starts and not any(
+            a.actor == self.position for a in state.round_actions)
+        out: dict[Action, dict[Key, np.ndarray]] = {}
+        for (walk, off, lineage, sol, left), reach in ms.items():
+            for board, rows in self._boards(state):
+                part = reach[rows]
+                if not part.any():
+                    continue
+                res, node, lin = None, -1, lineage
+                if sol >= 0 and not left:
+                    res = self._tree_of(history, board, lineage)
+                    tree = res.solver.tree  # type: ignore[union-attr]
+                    node = descend(tree, sol, board)
+                    node = node if followable(tree, node, state) else -1
+                if node < 0 and state.round >= self.first and (off or starts or lineage):
+                    lin = (*lineage, k)
+                    res = self._solution(history, board, lin)
+                    node = 0 if res.solver is not None else -1
+                if node >= 0:
+                    assert res is not None and res.solver is not None
+                    tree = res.solver.tree
+                    probs = res.solver.average(node)[:, self.to_deck]  # actions x walker hands
+                    for i, a in enumerate(tree.actions[node]):
+                        column = probs[i]
+                        if not (part * column).any():
+                            continue
+                        nxt = tree.children[node][i]
+                        for w, p in self._translate(walk, state, a, own=True):
+                            _add_rows(out.setdefault(a, {}), (w, off, lin, nxt, 0), reach * _tile(column, reach, rows),
+                                      rows, p)
+                    continue
+                # the blueprint plays, and the range carried from re-solves is dropped
+                if walk != LOST:
+                    nd = pol.sync(walk, state)
+                    if pol.in_step(nd, state):
+                        first = pol._child[nd]
+                        for i, column in self._moves(nd):
+                            a = pol.real_action(first + i, state)
+                            _add_rows(out.setdefault(a, {}), (first + i, off, (), -1, 0), reach * column, rows, 1.0)
+                        continue
+                    _add_rows(out.setdefault(Action.call(), {}), (nd, off, (), -1, 0), reach, rows, 1.0)
+                else:
+                    _add_rows(out.setdefault(Action.call(), {}), (LOST, off, (), -1, 0), reach, rows, 1.0)
+        before = sum(ms.values())
+        after = sum((r for m in out.values() for r in m.values()), np.zeros_like(before))
+        if not _all_close(before, after, _TOL):
+            raise AssertionError(f"the re-solving player's action probabilities do not sum to 1 at "
+                                 f"{state.betting_string()!r}")
+        return out
+
+    def best_response(self, seat: int) -> float:
+        """Value (chips per game) of the real best responder in ``seat`` against the
+        re-solving player in the other."""
+        self.position = 1 - seat
+        self._solutions.clear()
+        self._ranges.clear()
+        root = State.new_hand(self.game)
+        ms = {(0, 0, (), -1, 0): np.ones(self.cards.n_rows(0))}
+        return float(self.br(root, 0, ms, seat).sum())
+
+
+def _tile(column: np.ndarray, reach: np.ndarray, rows: slice) -> np.ndarray:
+    """``column`` (one board's hands) laid over ``reach``'s rows at ``rows`` (zeros
+    elsewhere)."""
+    out = np.zeros_like(reach)
+    out[rows] = column
+    return out
+
+
+def _add_rows(out: dict, key: Key, reach: np.ndarray, rows: slice, p: float) -> None:
+    """Add ``p`` times ``reach``'s ``rows`` (the rest zero) to ``out[key]``."""
+    part = np.zeros_like(reach)
+    part[rows] = reach[rows] * p
+    have = out.get(key)
+    out[key] = part if have is None else have + part
+
+
+def resolved_exploitability(
+    policy: TranslatedPolicy,
+    options: ResolveOptions,
+    game: Game | None = None,
+    *,
+    responder: Responder | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[RealResult, dict[str, Any]]:
+    """Exploitability of the re-solving player (``policy`` re-solved with ``options``)
+    in the real ``game`` (default: the policy's), exactly (module docstring), against a
+    responder that may bet every legal amount (or ``responder``'s bets). Returns the
+    result, as :func:`~solver.evaluation.real_response.real_exploitability` gives it
+    for the translated player (no self-play value), and the re-solves it made:
+    ``{"resolves", "failed", "resolve_seconds"}``."""
+    g = game or policy.game
+    if options.seconds is not None:
+        raise ValueError("an exact evaluation needs an iteration budget: a seconds cap makes the player depend on the clock")
+    t0 = time.perf_counter()
+    walker = ResolvingPlayer(policy, options, g, responder)
+    walker.progress = progress
+    br0 = walker.best_response(0)
+    br1 = walker.best_response(1)
+    expl = (br0 + br1) / 2.0
+    result = RealResult(game=g.name, mapping=policy.mapping, exploitability=expl,
+                        mbb_per_game=1000.0 * expl / g.big_blind, br=(br0, br1), value=None,
+                        nodes=walker.nodes, memo_hits=0, tree_nodes=None, seconds=time.perf_counter() - t0)
+    return result, {"resolves": walker.resolves, "failed": walker.failed, "resolve_seconds": walker.resolve_seconds}
