@@ -7,7 +7,10 @@
 - :mod:`solver.resolve.ranges`: both seats' ranges at a real history as the blueprint
   sees them (each real action read through the translation), for a re-solve's root;
 - :mod:`solver.resolve.player`: a hand of the re-solving player: the blueprint until the
-  opponent leaves the tree, then subgames behind the gadget on the turn and river.
+  opponent leaves the tree, then subgames behind the gadget on the turn and river,
+  nested and continual;
+- :mod:`solver.resolve.exact`: the re-solving player tabulated over the real game, and
+  its exact exploitability against a responder that may bet every amount.
 
-It imports the core and :mod:`solver.evaluation`'s terminal sums, and nothing of ``agent``.
+It imports the core and :mod:`solver.evaluation` (terminal sums, the real-game walks), and nothing of ``agent``.
 """
