@@ -47,7 +47,7 @@ from poker.state import Action, State
 
 from ..evaluation.real_response import RealResult, Responder, _all_close, _TOL, _Walker
 from ..play.policy import LOST, TranslatedPolicy
-from .player import (ResolveOptions, Resolved, _reorder, descend, followable, resolve_subgame,
+from .player import (ResolveOptions, Resolved, _opponent_raise, _reorder, descend, followable, resolve_subgame,
                      solution_step)
 from .ranges import BlueprintRanges
 from .subgame import deck_hands
@@ -114,8 +114,12 @@ class ResolvingPlayer(_Walker):
             if len(lineage) > 1:
                 carried, solver, node = self._carried(history, board, lineage[:-1])
                 previous = (solver, node)
+            parent = None
+            if carried is None and state.history and _opponent_raise(
+                    state.history[-1].action, state.history[-1].actor, self.position):
+                parent = (self._replay(history[:-1]), self._blueprint_ranges(history[:-1], board))
             got = resolve_subgame(self.policy, self.options, self.position, state, board,
-                                  self._blueprint_ranges(history, board), carried, self.hands, previous)
+                                  self._blueprint_ranges(history, board), carried, self.hands, previous, parent)
             self._solutions[key] = got
             self.resolve_seconds += got.seconds
             if got.solver is None:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from abstraction.translation import uniform
+from poker.betting import ActionKind
 from poker.state import Action, State
 
 from ..evaluation.real_response import Responder, responder_values
@@ -141,6 +142,7 @@ class ResolvingWalk:
         self._solution: SubgameSolver | None = None
         self._node = 0  # where the real history is in the last solution's tree
         self._left = False  # the opponent left that tree at _node
+        self._before: tuple[State, BlueprintRanges] | None = None  # before the opponent's last action, a raise
         #: the last re-solve's inputs, for inspection: (my range, opponent weights, alternatives)
         self.last_inputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -154,6 +156,9 @@ class ResolvingWalk:
             cards = tuple(board[: sum(self.game.num_board_cards[: real.round + 1])])
             if logged.actor != self.position:
                 self._off_tree = self._leaves_tree(real, logged.action)
+            # the ranges before an opponent's raise: a first re-solve right after it takes
+            # its alternatives there (resolve_subgame's parent)
+            self._before = (real, self.ranges.copy()) if _opponent_raise(logged.action, logged.actor, self.position) else None
             self.ranges.after(real, cards, logged.action)
             self._follow_solution(real, logged.action, board)
             real = real.apply(logged.action)
@@ -206,7 +211,7 @@ class ResolvingWalk:
             a.actor == self.position for a in state.round_actions)
         if state.round >= first and (self._off_tree or starts or self._my_range is not None):
             previous = (sol, self._node) if sol is not None and self._my_range is not None else None
-            solver = self._resolve(state, board, previous)
+            solver = self._resolve(state, board, previous, self._before if previous is None else None)
             if solver is not None:
                 self._solution, self._node, self._left = solver, 0, False
                 return self._play(solver, 0, state, hole)
@@ -224,10 +229,10 @@ class ResolvingWalk:
             i -= 1
         return solver.tree.actions[node][i], probs
 
-    def _resolve(self, state: State, board: Sequence[int],
-                 previous: tuple[SubgameSolver, int] | None) -> SubgameSolver | None:
+    def _resolve(self, state: State, board: Sequence[int], previous: tuple[SubgameSolver, int] | None,
+                 parent: tuple[State, BlueprintRanges] | None) -> SubgameSolver | None:
         got = resolve_subgame(self.policy, self.options, self.position, state, board, self.ranges,
-                              self._my_range, self.hands, previous)
+                              self._my_range, self.hands, previous, parent)
         self.counts.seconds += got.seconds
         if got.status == "too_big":
             self.counts.too_big += 1
@@ -317,13 +322,18 @@ def resolve_subgame(
     my_range: np.ndarray | None,
     hands: np.ndarray,
     previous: tuple[SubgameSolver, int] | None = None,
+    parent: tuple[State, BlueprintRanges] | None = None,
 ) -> Resolved:
     """Re-solve the rest of the hand at ``state`` for the player at ``position`` (module
     docstring): its range is ``my_range`` (the last solution's, carried along the
-    history) or, when None, the blueprint's from ``ranges``; the gadget's alternatives
+    history) or, when None, the blueprint's from ``ranges``. The gadget's alternatives
     come from ``previous`` (the last solution and where the history left it,
-    :func:`continual_alternatives`) when the range was carried, else from the blueprint
-    (:func:`responder_values`); both :class:`ResolvingWalk`
+    :func:`continual_alternatives`) when the range was carried; else from the blueprint
+    (:func:`responder_values`): at ``parent`` (the state before the opponent's raise
+    that the player now answers, and the ranges there) when given, with the opponent
+    held to the blueprint's own sizes, so that its alternative is the best it could
+    have done by staying on the tree (Brown & Sandholm 2017's alternative for an action
+    off the abstraction), else at ``state`` in the subgame's betting; both :class:`ResolvingWalk`
     and the exact evaluation (:mod:`solver.resolve.exact`) call this, so they play the
     same strategy."""
     opts = options
@@ -343,6 +353,9 @@ def resolve_subgame(
         return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
     if previous is not None and my_range is not None:
         alt = continual_alternatives(previous, opp, my_range)
+    elif parent is not None:
+        alt = _alternatives(policy, position, parent[1], parent[0], board, mine, blueprint_mine,
+                            _own_sizes(policy, state.round) or responder, hands)
     else:
         alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine, responder, hands)
     weights = _gadget_weights(theirs, live)
@@ -377,6 +390,24 @@ def _betting(policy: TranslatedPolicy, options: ResolveOptions, street: int) -> 
     past = None if cap is None else max(cap - (abstract.street(street).cap or cap) if abstract else 0, 0)
     return (SubgameBetting(sizes=ordered, all_in=all_in, cap=cap, snap=snap),
             Responder(sizes=ordered, all_in=all_in, past_cap=past))
+
+
+def _own_sizes(policy: TranslatedPolicy, street: int) -> Responder | None:
+    """A responder held to the blueprint's own sizes on ``street`` (None: the blueprint
+    has no betting abstraction to name them)."""
+    abstract = policy.tree.betting
+    if abstract is None:
+        return None
+    st_ = abstract.street(street)
+    sizes = tuple(sorted(set(st_.first) | set(st_.later)))
+    all_in = st_.all_in_first or st_.all_in_later
+    if not sizes and not all_in:
+        return None
+    return Responder(sizes=sizes, all_in=all_in, past_cap=0)
+
+
+def _opponent_raise(action: Action, actor: int, position: int) -> bool:
+    return actor != position and action.kind is ActionKind.RAISE
 
 
 def _alternatives(policy: TranslatedPolicy, position: int, ranges: BlueprintRanges, state: State,

@@ -48,6 +48,13 @@ class BlueprintRanges:
         self._states: dict[int, tuple[np.ndarray, np.ndarray]] = {0: (np.ones(n), np.ones(n))}
         self._buckets: dict[int, np.ndarray] = {}
 
+    def copy(self) -> BlueprintRanges:
+        """The ranges as they are now, unaffected by later :meth:`after` calls."""
+        other = BlueprintRanges.__new__(BlueprintRanges)
+        other.policy, other.hands = self.policy, self.hands
+        other._states, other._buckets = dict(self._states), dict(self._buckets)
+        return other
+
     def weights(self, seat: int) -> np.ndarray:
         """Seat ``seat``'s likelihood of the history so far, per hand."""
         return sum((r[seat] for r in self._states.values()), np.zeros(self.hands.shape[0]))
