@@ -66,6 +66,34 @@ def test_its_actions_are_always_legal(name, seed, position):
     assert walk.counts.resolves + walk.counts.followed >= 0
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(GAMES)), seed=st.integers(0, 10_000), position=st.integers(0, 1))
+def test_a_re_solve_from_the_blueprint_starts_from_the_blueprint_reach(name, seed, position):
+    """Over random real histories with random off-tree sizes, every re-solve that does
+    not carry a range from an earlier one has, as both seats' ranges, the reach the
+    blueprint gives each hand along the real history (an independent Bayes replay)."""
+    game, pol = GAMES[name], POLICIES[name]
+    rng = random.Random(seed)
+    deal = Dealer(game, seed).next_deal()
+    walk = ResolvingWalk(pol, position, seed, seed, FAST)
+    check = BlueprintRanges(pol, walk.hands)
+    state = State.new_hand(game, deal)
+    while state.actor is not None:
+        board = deal.board_through(state.round)
+        if state.actor == position:
+            fresh, before = walk._my_range is None, walk.counts.resolves
+            action, _ = walk.decide(state, deal.holes[position], board)
+            if fresh and walk.counts.resolves > before:
+                mine, theirs, _ = walk.last_inputs
+                live = ~np.isin(walk.hands, board).any(axis=1)
+                assert mine == pytest.approx(check.weights(position) * live, abs=1e-12)
+                assert theirs == pytest.approx(check.weights(1 - position) * live, abs=1e-12)
+        else:
+            action = _wild(state, rng)
+        check.after(state, board, action)
+        state = state.apply(action)
+
+
 def test_it_is_the_blueprint_while_the_opponent_stays_on_the_tree():
     """Against the blueprint itself (every size on the tree) nothing triggers a re-solve
     and each action is the blueprint's, draw for draw."""

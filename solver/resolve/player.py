@@ -329,11 +329,12 @@ def resolve_subgame(
     history) or, when None, the blueprint's from ``ranges``. The gadget's alternatives
     come from ``previous`` (the last solution and where the history left it,
     :func:`continual_alternatives`) when the range was carried; else from the blueprint
-    (:func:`responder_values`): at ``parent`` (the state before the opponent's raise
-    that the player now answers, and the ranges there) when given, with the opponent
-    held to the blueprint's own sizes, so that its alternative is the best it could
-    have done by staying on the tree (Brown & Sandholm 2017's alternative for an action
-    off the abstraction), else at ``state`` in the subgame's betting; both :class:`ResolvingWalk`
+    (:func:`responder_values`), the opponent held to the blueprint's own sizes (the
+    values the blueprint guarantees in its abstraction, not what translation gives away
+    against other sizes): at ``parent`` (the state before the opponent's raise that the
+    player now answers, and the ranges there) when given, so that its alternative is
+    the best it could have done by staying on the tree (Brown & Sandholm 2017's
+    alternative for an action off the abstraction), else at ``state``; both :class:`ResolvingWalk`
     and the exact evaluation (:mod:`solver.resolve.exact`) call this, so they play the
     same strategy."""
     opts = options
@@ -357,7 +358,8 @@ def resolve_subgame(
         alt = _alternatives(policy, position, parent[1], parent[0], board, mine, blueprint_mine,
                             _own_sizes(policy, state.round) or responder, hands)
     else:
-        alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine, responder, hands)
+        alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine,
+                            _own_sizes(policy, state.round) or responder, hands)
     weights = _gadget_weights(theirs, live)
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
                            algorithm="dcfr", gadget=(opp, alt))
