@@ -14,10 +14,15 @@ legal amount:
   game exactly (:func:`solver.resolve.exact.resolved_exploitability`); in Leduc the
   player re-solves on both streets;
 * ``ratio``: translated over re-solved; ``resolves``: subgames the two walks solved;
-  ``seconds``: wall time of the row's re-solved evaluation.
+  ``seconds``: wall time of the row's re-solved evaluation;
+* with ``--h2h``, ``h2h_mbb``: the re-solving player's exact value against the
+  translated blueprint, the mean of its two seats (``h2h_seats``, chips)
+  (:func:`solver.resolve.exact.resolved_head_to_head`).
 
-Usage: ``python bench/resolve_exact.py [--quick] [--stack N] [--iterations N] [--at 0,1]``
-(``--at``: streets at whose start the player also re-solves).
+Usage: ``python bench/resolve_exact.py [--quick] [--stack N] [--iterations N] [--at 0,1]
+[--sizes LIST] [--max-nodes N] [--h2h]`` (``--at``: streets at whose start the player also
+re-solves; ``--sizes``: the subgames' pot fractions; ``--max-nodes``: the largest
+subgame it solves).
 Progress goes to stderr; the last line of stdout is one JSON object::
 
     {"game", "stack", "iterations", "rows": [{"betting", "abstract_mbb", "translated_mbb",
@@ -39,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from poker.game import load_game
 from solver.evaluation.best_response import exploitability
 from solver.evaluation.real_response import real_exploitability, translated_policy
-from solver.resolve.exact import resolved_exploitability
+from solver.resolve.exact import resolved_exploitability, resolved_head_to_head
 from solver.resolve.player import ResolveOptions
 from solver.training.algorithms import solve
 
@@ -51,12 +56,12 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run(stack: int | None, cfr_iterations: int, iterations: int, at: tuple[int, ...] = ()) -> dict[str, Any]:
-    """Every row of the module docstring (``at``: streets whose start also re-solves)."""
+def run(stack: int | None, cfr_iterations: int, options: ResolveOptions, h2h: bool = False) -> dict[str, Any]:
+    """Every row of the module docstring, the player re-solving with ``options``
+    (``h2h``: also its exact value against the translated blueprint)."""
     game = load_game(GAME)
     if stack is not None:
         game = dataclasses.replace(game, stack=(stack,) * game.num_players)
-    options = ResolveOptions(iterations=iterations, street_starts=at)
     rows = []
     for betting in BETTINGS:
         strategy = solve(game, "cfr+", iterations=cfr_iterations, betting=betting)
@@ -82,12 +87,18 @@ def run(stack: int | None, cfr_iterations: int, iterations: int, at: tuple[int, 
             "resolve_failed": info["failed"],
             "seconds": time.perf_counter() - t0,
         }
+        if h2h:
+            seats = resolved_head_to_head(policy, options, game)
+            row["h2h_seats"] = list(seats)
+            row["h2h_mbb"] = 1000.0 * (seats[0] + seats[1]) / 2.0 / game.big_blind
+            _log(f"{betting}: against the translated blueprint {row['h2h_mbb']:+.2f} mbb/g")
         _log(f"{betting}: abstract {abstract:.2f}, translated {translated.mbb_per_game:.1f}, "
              f"re-solved {resolved.mbb_per_game:.1f} mbb/g ({row['ratio'] or 0:.1f}x), "
              f"{info['resolves']} re-solves, {row['seconds']:.0f} s")
         rows.append(row)
     return {"game": game.name, "stack": game.stack[0], "cfr_iterations": cfr_iterations,
-            "iterations": iterations, "street_starts": list(at), "unit": "mbb/g = 1000 * chips per game / the ante (1 chip)",
+            "iterations": options.iterations, "street_starts": list(options.street_starts),
+            "sizes": list(options.sizes), "max_nodes": options.max_nodes, "unit": "mbb/g = 1000 * chips per game / the ante (1 chip)",
             "rows": rows}
 
 
@@ -97,11 +108,19 @@ def main() -> None:
     ap.add_argument("--stack", type=int, help="chips a player (default: the game's 20; quick 6)")
     ap.add_argument("--iterations", type=int, default=100, help="Discounted CFR iterations a re-solve")
     ap.add_argument("--at", default="", help="streets (0, 1) whose first decision also re-solves, e.g. 0,1")
+    ap.add_argument("--sizes", help="the subgames' pot fractions (default: the player's, 0.5,1)")
+    ap.add_argument("--max-nodes", type=int, help="the largest subgame solved (default: the player's)")
+    ap.add_argument("--h2h", action="store_true", help="also the exact value against the translated blueprint")
     args = ap.parse_args()
     stack = args.stack or (6 if args.quick else None)
     t0 = time.perf_counter()
-    at = tuple(int(x) for x in args.at.split(",") if x.strip())
-    out = run(stack, 1000 if args.quick else 2000, args.iterations, at)
+    options = ResolveOptions(iterations=args.iterations,
+                             street_starts=tuple(int(x) for x in args.at.split(",") if x.strip()))
+    if args.sizes:
+        options = dataclasses.replace(options, sizes=tuple(float(x) for x in args.sizes.split(",")))
+    if args.max_nodes:
+        options = dataclasses.replace(options, max_nodes=args.max_nodes)
+    out = run(stack, 1000 if args.quick else 2000, options, args.h2h)
     out["total_seconds"] = time.perf_counter() - t0
     print(json.dumps(out))
 

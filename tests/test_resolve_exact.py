@@ -91,3 +91,25 @@ def test_the_tabulated_player_is_the_playing_player(position):
             ms = moves[draw]
             state = state.apply(draw)
     assert checked > 40
+
+
+def test_head_to_head_of_a_player_that_never_re_solves_is_the_blueprints_self_play():
+    from solver.evaluation.real_response import real_self_play_value
+    from solver.resolve.exact import resolved_head_to_head
+
+    never = ResolveOptions(iterations=10, first_street=GAME.num_rounds)
+    v = real_self_play_value(POLICY, GAME)
+    assert resolved_head_to_head(POLICY, never, GAME) == pytest.approx((v, -v), abs=1e-12)
+
+
+def test_head_to_head_of_the_re_solving_player_is_near_its_blueprint():
+    """Against a blueprint nearly at equilibrium of its abstraction, re-solving neither
+    wins nor loses much (solving error and the sizes the blueprint translates), and the
+    two seats' values differ from the blueprint's own by a few hundredths of a chip."""
+    from solver.evaluation.real_response import real_self_play_value
+    from solver.resolve.exact import resolved_head_to_head
+
+    v = real_self_play_value(POLICY, GAME)
+    got = resolved_head_to_head(POLICY, dataclasses.replace(OPTIONS, street_starts=(0, 1)), GAME)
+    assert got[0] != pytest.approx(v, abs=1e-9)  # it re-solved
+    assert abs(got[0] - v) < 0.05 and abs(got[1] + v) < 0.05

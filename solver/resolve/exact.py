@@ -45,14 +45,14 @@ import numpy as np
 from poker.game import Game
 from poker.state import Action, State
 
-from ..evaluation.real_response import RealResult, Responder, _all_close, _TOL, _Walker
+from ..evaluation.real_response import RealResult, Responder, TranslatedPlayer, _all_close, _TOL, _Walker
 from ..play.policy import LOST, TranslatedPolicy
 from .player import (ResolveOptions, Resolved, _opponent_raise, _reorder, descend, followable, resolve_subgame,
                      solution_step)
 from .ranges import BlueprintRanges
 from .subgame import deck_hands
 
-__all__ = ["resolved_exploitability", "ResolvingPlayer"]
+__all__ = ["resolved_exploitability", "resolved_head_to_head", "ResolvingPlayer"]
 
 #: (blueprint walk node or LOST, opponent off the tree 0/1, lineage, solution node or -1,
 #: the opponent left the solution there 0/1)
@@ -312,3 +312,55 @@ def resolved_exploitability(
                         mbb_per_game=1000.0 * expl / g.big_blind, br=(br0, br1), value=None,
                         nodes=walker.nodes, memo_hits=0, tree_nodes=None, seconds=time.perf_counter() - t0)
     return result, {"resolves": walker.resolves, "failed": walker.failed, "resolve_seconds": walker.resolve_seconds}
+
+
+def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None) -> tuple[float, float]:
+    """The re-solving player's exact expected value (chips per game) against its own
+    blueprint played through translation, in seat 0 and in seat 1: both players'
+    mixtures over their draws are walked exactly (no sampling), over every deal. A
+    player that never re-solves scores the blueprint's self-play value in seat 0 and its
+    negative in seat 1 (a test)."""
+    g = game or policy.game
+    if options.seconds is not None:
+        raise ValueError("an exact evaluation needs an iteration budget: a seconds cap makes the player depend on the clock")
+    walker = ResolvingPlayer(policy, options, g)
+    cards = walker.cards
+
+    def value(state: State, street: int, ms: tuple[dict, dict], seat: int) -> float:
+        if state.round != street:
+            ms = tuple({k: cards.expand(r, street, state.round) for k, r in m.items()} for m in ms)  # type: ignore[assignment]
+            street = state.round
+        if state.actor is None:
+            r0, r1 = sum(ms[0].values()), sum(ms[1].values())
+            w, spent = cards.weight[street], state.spent
+            r0 = r0 * cards.row_weights(street)
+            if state.folded[0]:
+                return -spent[0] * w * float(r0 @ cards.disjoint(street, r1))
+            if state.folded[1]:
+                return spent[1] * w * float(r0 @ cards.disjoint(street, r1))
+            return min(spent) * w * float(r0 @ cards.showdown(r1))
+        actor = state.actor
+        total = 0.0
+        if actor == seat:  # the re-solving player acts; the blueprint hears it
+            moves = walker.own_moves(ms[actor], state)
+        else:
+            moves = TranslatedPlayer.own_moves(walker, ms[actor], state)
+        for a, mine in moves.items():
+            other = ms[1 - actor]
+            theirs = (TranslatedPlayer.after_opponent(walker, other, state, a) if actor == seat
+                      else walker.after_opponent(other, state, a))
+            total += value(state.apply(a), street, (mine, theirs) if actor == 0 else (theirs, mine), seat)
+        return total
+
+    out = []
+    n = cards.n_rows(0)
+    for seat in (0, 1):
+        walker.position = seat
+        walker._solutions.clear()
+        walker._ranges.clear()
+        ms: list[dict] = [{}, {}]
+        ms[seat] = {(0, 0, (), -1, 0): np.ones(n)}
+        ms[1 - seat] = {0: np.ones(n)}
+        v0 = value(State.new_hand(g), 0, (ms[0], ms[1]), seat)
+        out.append(v0 if seat == 0 else -v0)
+    return out[0], out[1]
