@@ -20,7 +20,7 @@ legal amount:
   (:func:`solver.resolve.exact.resolved_head_to_head`).
 
 Usage: ``python bench/resolve_exact.py [--quick] [--stack N] [--iterations N] [--at 0,1]
-[--sizes LIST] [--max-nodes N] [--h2h]`` (``--at``: streets at whose start the player also
+[--sizes LIST] [--max-nodes N] [--h2h] [--only BETTING]`` (``--at``: streets at whose start the player also
 re-solves; ``--sizes``: the subgames' pot fractions; ``--max-nodes``: the largest
 subgame it solves).
 Progress goes to stderr; the last line of stdout is one JSON object::
@@ -56,14 +56,15 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run(stack: int | None, cfr_iterations: int, options: ResolveOptions, h2h: bool = False) -> dict[str, Any]:
+def run(stack: int | None, cfr_iterations: int, options: ResolveOptions, h2h: bool = False,
+        bettings: tuple[str, ...] = BETTINGS) -> dict[str, Any]:
     """Every row of the module docstring, the player re-solving with ``options``
     (``h2h``: also its exact value against the translated blueprint)."""
     game = load_game(GAME)
     if stack is not None:
         game = dataclasses.replace(game, stack=(stack,) * game.num_players)
     rows = []
-    for betting in BETTINGS:
+    for betting in bettings:
         strategy = solve(game, "cfr+", iterations=cfr_iterations, betting=betting)
         policy = translated_policy(strategy)
         abstract = exploitability(game, strategy).mbb_per_game
@@ -111,6 +112,7 @@ def main() -> None:
     ap.add_argument("--sizes", help="the subgames' pot fractions (default: the player's, 0.5,1)")
     ap.add_argument("--max-nodes", type=int, help="the largest subgame solved (default: the player's)")
     ap.add_argument("--h2h", action="store_true", help="also the exact value against the translated blueprint")
+    ap.add_argument("--only", choices=BETTINGS, help="one betting abstraction's row")
     args = ap.parse_args()
     stack = args.stack or (6 if args.quick else None)
     t0 = time.perf_counter()
@@ -120,7 +122,7 @@ def main() -> None:
         options = dataclasses.replace(options, sizes=tuple(float(x) for x in args.sizes.split(",")))
     if args.max_nodes:
         options = dataclasses.replace(options, max_nodes=args.max_nodes)
-    out = run(stack, 1000 if args.quick else 2000, options, args.h2h)
+    out = run(stack, 1000 if args.quick else 2000, options, args.h2h, (args.only,) if args.only else BETTINGS)
     out["total_seconds"] = time.perf_counter() - t0
     print(json.dumps(out))
 
