@@ -12,6 +12,7 @@ import numpy as np
 
 from poker.cards import deck_cards
 from poker.game import Game
+from poker.state import State
 
 from ..play.policy import TranslatedPolicy
 from ._terminal import HandValues
@@ -149,6 +150,18 @@ class CardLayer:
     def showdown(self, reach: np.ndarray) -> np.ndarray:
         """Per row of the last street: showdowns won minus lost against ``reach``."""
         return self.values[-1].showdown(reach.reshape(-1, self.n_hands)).ravel() * self.live[-1]
+
+    def hand_value(self, state: State, street: int, r0: np.ndarray, r1: np.ndarray) -> float:
+        """Seat 0's value (chips per game) at the finished ``state`` when the two seats
+        reach it with ``r0`` and ``r1`` over ``street``'s rows (each board counted for
+        its whole class)."""
+        w, spent = self.weight[street], state.spent
+        r0 = r0 * self.row_weights(street)
+        if state.folded[0]:
+            return -spent[0] * w * float(r0 @ self.disjoint(street, r1))
+        if state.folded[1]:
+            return spent[1] * w * float(r0 @ self.disjoint(street, r1))
+        return min(spent) * w * float(r0 @ self.showdown(r1))
 
     def row_cards(self, street: int) -> np.ndarray:
         """int64[rows, hole + board]: each row's hand, then its board (clashing rows too)."""

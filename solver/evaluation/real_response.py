@@ -451,16 +451,7 @@ class _Walker(TranslatedPlayer):
             )  # type: ignore[assignment]
             street = state.round
         if state.actor is None:
-            r0, r1 = sum(ms[0].values()), sum(ms[1].values())
-            c = self.cards
-            w = c.weight[street]
-            spent = state.spent
-            r0 = r0 * c.row_weights(street)  # each board for its whole class
-            if state.folded[0]:
-                return -spent[0] * w * float(r0 @ c.disjoint(street, r1))
-            if state.folded[1]:
-                return spent[1] * w * float(r0 @ c.disjoint(street, r1))
-            return min(spent) * w * float(r0 @ c.showdown(r1))
+            return self.cards.hand_value(state, street, sum(ms[0].values()), sum(ms[1].values()))
         actor = state.actor
         total = 0.0
         for a, mine in self.own_moves(ms[actor], state).items():

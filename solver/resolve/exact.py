@@ -331,14 +331,7 @@ def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, gam
             ms = tuple({k: cards.expand(r, street, state.round) for k, r in m.items()} for m in ms)  # type: ignore[assignment]
             street = state.round
         if state.actor is None:
-            r0, r1 = sum(ms[0].values()), sum(ms[1].values())
-            w, spent = cards.weight[street], state.spent
-            r0 = r0 * cards.row_weights(street)
-            if state.folded[0]:
-                return -spent[0] * w * float(r0 @ cards.disjoint(street, r1))
-            if state.folded[1]:
-                return spent[1] * w * float(r0 @ cards.disjoint(street, r1))
-            return min(spent) * w * float(r0 @ cards.showdown(r1))
+            return cards.hand_value(state, street, sum(ms[0].values()), sum(ms[1].values()))
         actor = state.actor
         total = 0.0
         if actor == seat:  # the re-solving player acts; the blueprint hears it
