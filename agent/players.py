@@ -26,6 +26,7 @@ import sys
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from abstraction.translation import MAPPINGS
 from poker.game import Game
@@ -33,6 +34,9 @@ from solver.play.player import TABLE_MODES, TABLES_AUTO, TABLES_CACHED, Tables, 
 
 from .bots import BOTS, Bot, make_bot
 from .progress import StageBars
+
+if TYPE_CHECKING:  # the solver is imported when a re-solving player is made, not at start-up
+    from solver.resolve.player import ResolveOptions
 
 __all__ = [
     "DEFAULT_MAPPING",
@@ -89,6 +93,13 @@ class ResolveSpec:
         if max_nodes < 1:
             raise PlayerSpecError(f"--resolve-max-nodes {max_nodes}: at least 1")
         return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes))
+
+    def options(self) -> ResolveOptions:
+        """The player's :class:`~solver.resolve.player.ResolveOptions`."""
+        from solver.resolve.player import ResolveOptions
+
+        return ResolveOptions(iterations=self.iterations, seconds=self.seconds, sizes=self.sizes,
+                              street_starts=self.at, first_street=self.first, max_nodes=self.max_nodes)
 
     def args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags."""
@@ -302,11 +313,5 @@ def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | Non
         sf = open_playable(spec.strategy, game=game, tables=spec.tables, progress=bars)
     finally:
         bars.close()
-    options = None
-    if spec.resolve is not None:
-        from solver.resolve.player import ResolveOptions
-
-        r = spec.resolve
-        options = ResolveOptions(iterations=r.iterations, seconds=r.seconds, sizes=r.sizes, street_starts=r.at,
-                                 first_street=r.first, max_nodes=r.max_nodes)
+    options = spec.resolve.options() if spec.resolve is not None else None
     return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify, resolve=options)

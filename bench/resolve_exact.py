@@ -41,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.players import PlayerSpecError, ResolveSpec
 from poker.game import load_game
 from solver.evaluation.best_response import exploitability
 from solver.evaluation.real_response import real_exploitability, translated_policy
@@ -116,12 +117,11 @@ def main() -> None:
     args = ap.parse_args()
     stack = args.stack or (6 if args.quick else None)
     t0 = time.perf_counter()
-    options = ResolveOptions(iterations=args.iterations,
-                             street_starts=tuple(int(x) for x in args.at.split(",") if x.strip()))
-    if args.sizes:
-        options = dataclasses.replace(options, sizes=tuple(float(x) for x in args.sizes.split(",")))
-    if args.max_nodes:
-        options = dataclasses.replace(options, max_nodes=args.max_nodes)
+    try:  # the play/match flags' own parser: one line for a bad list
+        spec = ResolveSpec.parse(args.iterations, None, args.sizes or "0.5,1", args.at, "", args.max_nodes or 10_000)
+    except PlayerSpecError as exc:
+        ap.error(str(exc).replace("--resolve-", "--"))
+    options = spec.options()
     out = run(stack, 1000 if args.quick else 2000, options, args.h2h, (args.only,) if args.only else BETTINGS)
     out["total_seconds"] = time.perf_counter() - t0
     print(json.dumps(out))

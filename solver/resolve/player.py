@@ -354,11 +354,9 @@ def resolve_subgame(
         return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
     if previous is not None and my_range is not None:
         alt = continual_alternatives(previous, opp, my_range)
-    elif parent is not None:
-        alt = _alternatives(policy, position, parent[1], parent[0], board, mine, blueprint_mine,
-                            _own_sizes(policy, state.round) or responder, hands)
     else:
-        alt = _alternatives(policy, position, ranges, state, board, mine, blueprint_mine,
+        at, at_ranges = parent if parent is not None else (state, ranges)
+        alt = _alternatives(policy, position, at_ranges, at, board, mine, blueprint_mine,
                             _own_sizes(policy, state.round) or responder, hands)
     weights = _gadget_weights(theirs, live)
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
@@ -374,8 +372,9 @@ def resolve_subgame(
 
 
 def _betting(policy: TranslatedPolicy, options: ResolveOptions, street: int) -> tuple[SubgameBetting, Responder]:
-    """The subgame's bets on ``street`` and the same bets for the responder whose
-    values are the alternatives: the options' sizes and the blueprint's."""
+    """The subgame's bets on ``street`` (the options' sizes and the blueprint's), and the
+    same bets for a responder: the alternatives' where the blueprint names no sizes of
+    its own (:func:`_own_sizes`)."""
     opts = options
     abstract = policy.tree.betting
     sizes = set(opts.sizes)
