@@ -64,8 +64,10 @@ class ResolveSpec:
     ``iterations`` a re-solve runs, a ``seconds`` cap on top (None: none), the subgame's
     raise ``sizes`` (pot fractions; the blueprint's are added), ``at``: the streets at
     whose start it also re-solves (it always does when the opponent leaves the tree),
-    ``first``: the earliest street it re-solves on (None: the one before last), and
-    ``max_nodes``: bigger subgames are left to the blueprint."""
+    ``first``: the earliest street it re-solves on (None: the one before last),
+    ``max_nodes``: a subgame to the end of the hand bigger than this stops at its street's
+    end, where the pot is shown down over ``runouts`` seeded boards (0: the blueprint
+    plays instead)."""
 
     iterations: int = 200
     seconds: float | None = None
@@ -73,10 +75,11 @@ class ResolveSpec:
     at: tuple[int, ...] = ()
     first: int | None = None
     max_nodes: int = 10_000
+    runouts: int = 100
 
     @classmethod
     def parse(cls, iterations: int = 200, seconds: float | None = None, sizes: str = "0.5,1",
-              at: str = "", first: str = "", max_nodes: int = 10_000) -> ResolveSpec:
+              at: str = "", first: str = "", max_nodes: int = 10_000, runouts: int = 100) -> ResolveSpec:
         """The spec of the ``--resolve-*`` flags; raises :class:`PlayerSpecError`."""
         if iterations < 1:
             raise PlayerSpecError(f"--resolve-iterations {iterations}: at least 1")
@@ -92,14 +95,17 @@ class ResolveSpec:
         start = _street(first, f"--resolve-from {first!r}") if first.strip() else None
         if max_nodes < 1:
             raise PlayerSpecError(f"--resolve-max-nodes {max_nodes}: at least 1")
-        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes))
+        if runouts < 0:
+            raise PlayerSpecError(f"--resolve-runouts {runouts}: 0 or more")
+        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes), int(runouts))
 
     def options(self) -> ResolveOptions:
         """The player's :class:`~solver.resolve.player.ResolveOptions`."""
         from solver.resolve.player import ResolveOptions
 
         return ResolveOptions(iterations=self.iterations, seconds=self.seconds, sizes=self.sizes,
-                              street_starts=self.at, first_street=self.first, max_nodes=self.max_nodes)
+                              street_starts=self.at, first_street=self.first, max_nodes=self.max_nodes,
+                              runouts=self.runouts)
 
     def args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags."""
@@ -111,6 +117,7 @@ class ResolveSpec:
         if self.first is not None:
             out.append(f"--resolve-from={self.first}")
         out.append(f"--resolve-max-nodes={self.max_nodes}")
+        out.append(f"--resolve-runouts={self.runouts}")
         return out
 
 

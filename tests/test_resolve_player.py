@@ -227,12 +227,12 @@ def test_a_match_seats_the_re_solving_player(capsys, tmp_path):
 
 
 def test_a_subgame_past_the_node_limit_is_left_to_the_blueprint():
-    """With a limit of 50 nodes most subgames are refused and counted; in a hand where
-    none was solved every action is the blueprint's."""
+    """With a limit of 50 nodes and no depth-limited subgames most subgames are refused
+    and counted; in a hand where none was solved every action is the blueprint's."""
     name = "holdem.nolimit.2p.short20"
     too_big = 0
     for seed in range(12):
-        walk, final, mine = _play(name, seed, seed % 2, _wild, ResolveOptions(iterations=30, max_nodes=50))
+        walk, final, mine = _play(name, seed, seed % 2, _wild, ResolveOptions(iterations=30, max_nodes=50, runouts=0))
         too_big += walk.counts.too_big
         twin = HandWalk(POLICIES[name], seed % 2, seed, seed)  # what the blueprint would have done
         replay = State.new_hand(GAMES[name], final.deal)
@@ -242,3 +242,53 @@ def test_a_subgame_past_the_node_limit_is_left_to_the_blueprint():
                                    final.deal.board_through(replay.round))[0] == logged.action
             replay = replay.apply(logged.action)
     assert too_big >= 3
+
+
+def test_a_raise_past_the_cap_preflop_is_re_solved_to_the_street_end(capsys):
+    """The shipped full-deck blueprint calls r300r900r2700r20000 with any hand (its tree
+    cannot follow). Re-solving from preflop, the subgame stops at the street's end (the
+    all-in is shown down over seeded run-outs): 7c2d folds, aces call; ``pokerbot
+    inspect --resolve`` reports the same."""
+    import json
+
+    from agent.cli import main
+    from agent.commands.inspect import parse_history
+    from poker.cards import parse_cards
+    from solver.play.player import open_playable
+    from solver.resolve.player import ResolveCounts
+
+    game = load_game("holdem.nolimit.2p.reverse_blinds")
+    path = STRATEGIES / "holdem.nolimit.2p.reverse_blinds.strategy"
+    pol = translated(open_playable(path, game=game, tables="none"))
+    state = parse_history(game, "r300r900r2700r20000")
+    options = ResolveOptions(iterations=100, first_street=0)
+    calls = {}
+    for hand in ("7c2d", "AsAh"):
+        hole = parse_cards(hand)
+        assert HandWalk(pol, state.actor, 1, 1).decide(state, hole, [])[0] == Action.call()
+        counts = ResolveCounts()
+        walk = ResolvingWalk(pol, state.actor, 1, 1, options, resolve_counts=counts)
+        action, probs = walk.decide(state, hole, [])
+        assert counts.resolves == 1 and counts.limited == 1
+        acts = walk._solution.tree.actions[0]
+        calls[hand] = float(probs[acts.index(Action.call())])
+    assert calls["7c2d"] < 0.01 and calls["AsAh"] > 0.99
+    assert main(["inspect", str(path), "--history", "r300r900r2700r20000", "--hand", "7c2d", "--tables", "none",
+                 "--resolve", "--resolve-from", "preflop", "--resolve-iterations", "100", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["actions"][0]["real"] == "c"  # the blueprint: call (fallback)
+    got = {a["action"]: a["prob"] for a in doc["resolving"]["actions"]}
+    assert doc["resolving"]["source"] == "solved" and got["fold"] > 0.99
+
+
+def test_subgames_past_the_node_limit_stop_at_the_street_end():
+    """With a node limit of 300 most 20-card subgames cannot reach the end of the hand:
+    re-solving from preflop against a wild opponent, they stop at their street's end
+    (counted as limited) and every action stays legal (``_play`` checks each)."""
+    name = "holdem.nolimit.2p.short20"
+    limited = 0
+    for seed in range(8):
+        walk, _, _ = _play(name, seed, seed % 2, _wild,
+                           ResolveOptions(iterations=20, max_nodes=300, runouts=30, first_street=0, cap=2))
+        limited += walk.counts.limited
+    assert limited >= 3

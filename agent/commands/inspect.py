@@ -29,13 +29,14 @@ import numpy as np
 from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
-from poker.state import ActionKind, State
+from poker.state import Action, ActionKind, State
 from solver.play.player import bucket_fn, translated
 from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
 from solver.strategy_io import StrategyFile
 from solver.tree import Tree
 
-from .options import UserError
+from ..players import ResolveSpec
+from .options import UserError, add_resolve_options, resolve_spec
 from .strategy_tables import add_tables_option, open_with_tables
 
 __all__ = [
@@ -120,6 +121,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"action translation of real bets (default {MAPPINGS[0]})",
     )
     add_tables_option(p, "cached")
+    p.add_argument("--resolve", action="store_true",
+                   help="with --history and --hand: also what the re-solving player (resolve:FILE) plays "
+                        "there, with the --resolve-* options")
+    add_resolve_options(p, flag=False)
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -574,6 +579,8 @@ def run(args: argparse.Namespace) -> int:
         "actions": actions,
         "paths": paths,
     }
+    if args.resolve:
+        doc["resolving"] = resolved_distribution(policy, resolve_spec(args), state, hole, board)
     if args.json:
         print(json.dumps(doc, default=str))
         return 0
@@ -600,4 +607,40 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {'action':<24} {'real':>8} {'':>8} {'prob':>8}" if len(paths) > 1 else header)
     for a in (actions if len(paths) > 1 else paths[0]["actions"]):
         print(_fmt_action(a))
+    if args.resolve:
+        r = doc["resolving"]
+        how = {"solved": f"re-solved in {r['seconds']:.2f} s" + (", to the street's end" if r["limited"] else ""),
+               "followed": "from the last solution",
+               "blueprint": "nothing to re-solve here: the blueprint plays, as above"}[r["source"]]
+        print(f"re-solving player ({how}):")
+        for a in r["actions"]:
+            print(f"  {a['action']:<24} {a['prob']:>8.4f}")
     return 0
+
+
+def resolved_distribution(policy: TranslatedPolicy, spec: ResolveSpec, state: State, hole: list[int],
+                          board: list[int]) -> dict[str, Any]:
+    """What the re-solving player with ``spec`` plays at ``state`` holding ``hole`` on
+    ``board`` (its own earlier actions taken as the history has them): ``{"source":
+    "solved" | "followed" | "blueprint", "limited", "seconds", "counts", "actions":
+    [{"action", "prob"}]}``; where nothing triggers a re-solve the blueprint plays and
+    ``actions`` is empty (its distribution is the one printed above)."""
+    from solver.resolve.player import ResolveCounts, ResolvingWalk
+
+    counts = ResolveCounts()
+    actor = state.actor
+    assert actor is not None
+    walk = ResolvingWalk(policy, actor, 0, 0, spec.options(), resolve_counts=counts)
+    _, probs = walk.decide(state, hole, board)
+    entries: list[dict[str, Any]] = []
+    source = "blueprint"
+    sol = walk._solution
+    if (counts.resolves or counts.followed) and sol is not None and probs is not None:
+        source = "solved" if counts.resolves else "followed"
+        entries = [{"action": _action_text(a), "prob": float(q)} for a, q in zip(sol.tree.actions[walk._node], probs)]
+    return {"source": source, "limited": bool(counts.limited), "seconds": counts.seconds,
+            "counts": counts.to_dict(), "actions": entries}
+
+
+def _action_text(a: Action) -> str:
+    return "fold" if a.kind is ActionKind.FOLD else "call" if a.kind is ActionKind.CALL else f"raise to {a.amount}"

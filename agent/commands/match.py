@@ -326,7 +326,8 @@ def run(args: argparse.Namespace) -> int:
                 if r:
                     print(f"{e['name']}: re-solved {r['resolves']} times in {r['seconds']:.1f} s, answered "
                           f"{r['followed']} decisions from a solution; {r['timeouts']} re-solves past the seconds "
-                          f"cap and {r['too_big']} subgames past the node limit played the blueprint")
+                          f"cap and {r['too_big']} subgames past the node limit played the blueprint; "
+                          f"{r.get('limited', 0)} re-solves stopped at the street's end")
         for e in players:
             if "aivat" in e:
                 print(_aivat_line(e["name"], e["aivat"]))

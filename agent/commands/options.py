@@ -45,6 +45,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a finite positive number (of seconds)."""
     try:
@@ -135,10 +146,13 @@ def add_resolve_options(p: argparse.ArgumentParser, flag: bool) -> None:
                    help="re-solving: also re-solve at the start of these streets (e.g. turn,river)")
     p.add_argument("--resolve-from", default="", metavar="STREET",
                    help="re-solving: the earliest street it re-solves on (default: the one before last, "
-                        "the turn in hold'em; the subgame is solved to the end of the hand)")
+                        "the turn in hold'em; preflop re-solves the raise past the cap)")
     p.add_argument("--resolve-max-nodes", type=positive_int, default=10_000, metavar="N",
-                   help="re-solving: a bigger subgame is not solved, the blueprint plays (default 10000; "
-                        "a full-deck turn has tens of thousands)")
+                   help="re-solving: a subgame to the end of the hand bigger than this stops at its street's "
+                        "end instead (default 10000; a full-deck turn has tens of thousands)")
+    p.add_argument("--resolve-runouts", type=nonnegative_int, default=100, metavar="N",
+                   help="re-solving: a subgame stopped at its street's end shows the pot down over N seeded "
+                        "boards (default 100); 0: the blueprint plays where the rest of the hand does not fit")
 
 
 def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
@@ -148,6 +162,6 @@ def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
 
     try:
         return ResolveSpec.parse(args.resolve_iterations, args.resolve_seconds, args.resolve_sizes, args.resolve_at,
-                                 args.resolve_from, args.resolve_max_nodes)
+                                 args.resolve_from, args.resolve_max_nodes, args.resolve_runouts)
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -4,7 +4,9 @@ where it cannot.
 - :mod:`~solver.evaluation.best_response`: exact best response and exploitability in the
   abstract game;
 - :mod:`~solver.evaluation.real_response`: exact exploitability of a translated player in
-  the real game, against a responder that may bet any size;
+  the real game, against a responder that may bet any size (and the depth-limited best
+  response a re-solve's gadget takes its values from, leaves by
+  :mod:`~solver.evaluation.runouts`: showdowns over drawn or enumerated run-outs);
 - :mod:`~solver.evaluation.head_to_head`: the exact value of two translated players
   against each other (:mod:`~solver.evaluation._terminal`: O(n) terminal values);
 - :mod:`~solver.evaluation.lbr`: local best response (Lisy and Bowling 2017);

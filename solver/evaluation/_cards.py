@@ -36,9 +36,13 @@ class CardLayer:
     child's values back to its parent adds the child's vector once per board of its orbit
     with the hands' suits permuted. That is exact when the player's buckets do not depend
     on the suits' names (lossless suit classes and the card abstractions do; the walker
-    checks), and cuts the 20-card river's 6,840 boards to a few hundred."""
+    checks), and cuts the 20-card river's 6,840 boards to a few hundred.
 
-    def __init__(self, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None) -> None:
+    ``through``: the last street laid out (a depth-limited walk's; None: every street).
+    A later street has no boards, and terminal sums exist for folds only."""
+
+    def __init__(self, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None,
+                 through: int | None = None) -> None:
         if game.num_players != 2:
             raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
         if root is not None:
@@ -67,6 +71,14 @@ class CardLayer:
         total = 1
         for s in range(game.num_rounds):
             boards, parent, orbits, stabs = [], [], [], []
+            if through is not None and s > through:  # past the walk's depth: no boards
+                self.boards.append([])
+                self.parent.append(np.zeros(0, dtype=np.int64))
+                self.orbits.append([])
+                self.live.append(np.zeros(0))
+                self.mult.append(np.zeros(0))
+                self.weight.append(0.0)
+                continue
             if root is not None and s <= root[0]:
                 # a walk from a state inside the hand: the streets before it are never
                 # used, its own street has the one board it was dealt
@@ -111,8 +123,9 @@ class CardLayer:
             else:  # from the root: the probability of the cards dealt since, both hands out
                 self.weight.append(self.weight[-1] / came)
             prev, prev_stab = boards, stabs
-        last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), -1)
-        self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [HandValues(held, last)]
+        last = np.array(self.boards[-1], dtype=np.int64).reshape(len(self.boards[-1]), game.total_board_cards)
+        self.values = [HandValues(held) for _ in range(game.num_rounds - 1)] + [
+            HandValues(held, last if last.shape[0] else None)]
         self.symmetric = len(perms) > 1
         self._card_perm = card_perm
 
@@ -201,13 +214,14 @@ def _suit_blind(policy: TranslatedPolicy, cards: CardLayer, buckets: list[np.nda
 
 
 def card_layer(
-    policy: TranslatedPolicy, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None
+    policy: TranslatedPolicy, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None,
+    through: int | None = None,
 ) -> tuple[CardLayer, list[np.ndarray]]:
     """The card layer of a walk against ``policy`` (one board per suit class where its
-    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks; ``root``: see
-    :class:`CardLayer`) and the player's bucket of every row, per street."""
+    buckets allow, :func:`_suit_blind`, and ``symmetric`` asks; ``root`` and ``through``:
+    see :class:`CardLayer`) and the player's bucket of every row, per street."""
     if root is not None:
-        cards = CardLayer(game, root=root)
+        cards = CardLayer(game, root=root, through=through)
         return cards, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
     cards = CardLayer(game, symmetric=symmetric)
     buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]

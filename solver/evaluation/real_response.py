@@ -93,6 +93,7 @@ from ..chance import lossless_bucket, raw_lossless_bucket
 from ..play.policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from ..strategy import Strategy
 from ._cards import card_layer
+from .runouts import RunOuts
 
 __all__ = [
     "RealResult",
@@ -359,10 +360,18 @@ class _Walker(TranslatedPlayer):
         responder: Responder | None = None,
         symmetric: bool = True,
         root: tuple[int, tuple[int, ...]] | None = None,
+        runouts: tuple[int, int] | None = None,
     ) -> None:
         if game != policy.game:
             raise ValueError("the policy was made for a different game")
-        cards, buckets = card_layer(policy, game, symmetric, root)
+        if runouts is not None and root is None:
+            raise ValueError("a depth-limited walk starts from a state inside the hand (root)")
+        self.root_street = root[0] if root is not None else 0
+        cards, buckets = card_layer(policy, game, symmetric, root, self.root_street if runouts is not None else None)
+        #: the leaves' run-outs of a depth-limited walk (None: walk to the end of the hand)
+        self.runouts: RunOuts | None = None
+        if runouts is not None and root is not None:
+            self.runouts = RunOuts(game, np.array(cards.hands, dtype=np.int64), root[1], runouts[0], runouts[1])
         super().__init__(policy, buckets)
         self.game = game
         self.responder = responder
@@ -395,6 +404,8 @@ class _Walker(TranslatedPlayer):
     def br(self, state: State, street: int, ms: MappingStates, seat: int) -> np.ndarray:
         """Values over ``street``'s rows of the best responder in ``seat`` against the
         player's mapping states ``ms`` at the real ``state``."""
+        if self.runouts is not None and self._leaf(state):
+            return self.leaf(state, ms, seat)
         if state.round != street:
             ms = {k: self.cards.expand(r, street, state.round) for k, r in ms.items()}
             v = self.br(state, state.round, ms, seat)
@@ -431,6 +442,20 @@ class _Walker(TranslatedPlayer):
                 self.memo[key] = v
                 self._memo_bytes += v.nbytes
         return v
+
+    def _leaf(self, state: State) -> bool:
+        """Whether a depth-limited walk stops at ``state``: its street is over, or both
+        players are all in, with cards to come (as :func:`solver.resolve.subgame.build_subgame`)."""
+        return state.round > self.root_street or (
+            state.actor is None and not any(state.folded) and self.root_street < self.last)
+
+    def leaf(self, state: State, ms: MappingStates, seat: int) -> np.ndarray:
+        """The responder's values at a depth-limited walk's leaf: the pot shown down over
+        the run-outs (:class:`solver.evaluation.runouts.RunOuts`), rows of the root's street."""
+        assert self.runouts is not None
+        reach = sum(ms.values())
+        street = self.root_street
+        return min(state.spent) * self.cards.weight[street] * self.runouts.values(reach) * self.cards.live[street]
 
     def best_response(self, seat: int) -> float:
         """Value (chips per game) of the real best responder in ``seat``."""
@@ -504,6 +529,7 @@ def responder_values(
     states: MappingStates,
     seat: int,
     responder: Responder | None = None,
+    runouts: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A best responder's counterfactual values from a state inside a hand: ``seat`` at
     the real ``state`` (``board``: its cards through ``state``'s street), against the
@@ -513,9 +539,14 @@ def responder_values(
     ``(hands, values)``: every hand of the deck (int64[H, hole cards]) and the responder's
     value for each, weighted by the probability of the cards dealt after ``state``
     (zero for hands that hold a board card). A re-solving gadget's alternatives are these
-    values: what the other seat wins at best against the blueprint from here."""
+    values: what the other seat wins at best against the blueprint from here.
+    ``runouts = (n, seed)`` limits the walk's depth: it stops where ``state``'s street
+    ends with cards to come and shows the pot down over ``n`` complete boards drawn with
+    ``seed`` (:class:`solver.evaluation.runouts.RunOuts`), as a depth-limited subgame
+    does."""
     game = policy.game
-    walker = _Walker(policy, game, responder=responder, root=(state.round, tuple(int(c) for c in board)))
+    board = tuple(int(c) for c in board)
+    walker = _Walker(policy, game, responder=responder, root=(state.round, board), runouts=runouts)
     hands = np.array(walker.cards.hands, dtype=np.int64)
     values = walker.br(state, state.round, states, seat)
     return hands, values * walker.cards.live[state.round]

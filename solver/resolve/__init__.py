@@ -7,8 +7,8 @@
 - :mod:`solver.resolve.ranges`: both seats' ranges at a real history as the blueprint
   sees them (each real action read through the translation), for a re-solve's root;
 - :mod:`solver.resolve.player`: a hand of the re-solving player: the blueprint until the
-  opponent leaves the tree, then subgames behind the gadget on the turn and river,
-  nested and continual;
+  opponent leaves the tree, then subgames behind the gadget (to the end of the hand on
+  the turn and river, to the street's end before), nested and continual;
 - :mod:`solver.resolve.exact`: the re-solving player tabulated over the real game, and
   its exact exploitability against a responder that may bet every amount.
 

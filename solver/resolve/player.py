@@ -7,9 +7,9 @@ Until something triggers a re-solve, the player is its blueprint: a
 hands get the same actions. A re-solve is triggered at the player's decision when the
 opponent's last action was off the tree (a size the tree does not hold, a raise past its
 cap, an action where the tree cannot follow), and, if asked, at the start of chosen
-streets; only on streets from ``ResolveOptions.first_street`` on, because the subgame
-is solved to the end of the hand (the later cards enumerated), which the turn and the
-river afford.
+streets; only on streets from ``ResolveOptions.first_street`` on (by default the turn:
+there the subgame is solved to the end of the hand, the river enumerated; earlier
+streets' subgames stop at the street's end).
 
 The subgame (:class:`~solver.resolve.subgame.SubgameSolver`) is rooted at the current
 real state, with finer betting than the blueprint's (:class:`ResolveOptions`: sizes, all-in,
@@ -36,14 +36,19 @@ the cap plays the blueprint, and is counted. Its inputs:
 While the opponent's actions stay on the last solution's tree the player follows that
 solution on the street it was made for; an action off it re-solves again from there
 (nested), and so does the player's first decision on each later street, with the cards
-then known. Not yet: depth-limited re-solving on earlier streets (the whole rest of the
-hand must fit in ``max_nodes``). :mod:`solver.resolve.exact` tabulates this player over
-the real game and computes its exact exploitability.
+then known. Where the rest of the hand does not fit (``max_nodes``, or more boards than
+the subgame may enumerate: preflop and the flop on the full deck), the subgame stops at
+its street's end and shows the pot down over ``runouts`` seeded boards, and so does the
+best response that gives the gadget its alternatives; the next street's re-solve then
+takes the blueprint's alternatives again, with the range the player carried.
+:mod:`solver.resolve.exact` tabulates this player over the real game and computes its
+exact exploitability.
 """
 
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,7 +61,7 @@ from poker.state import Action, State
 from ..evaluation.real_response import Responder, responder_values
 from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
 from .ranges import BlueprintRanges
-from .subgame import _CHANCE, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame, deck_hands
+from .subgame import _CHANCE, _LEAF, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame, deck_hands
 
 __all__ = ["ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
 
@@ -80,7 +85,11 @@ class ResolveOptions:
     ``first_street``: the earliest street it re-solves on (None: the one before last,
     the turn in hold'em); ``max_nodes``: a subgame tree bigger than this is not solved
     (the blueprint plays, counted): a full-deck turn with the river enumerated has
-    tens of thousands of nodes and takes seconds an iteration."""
+    tens of thousands of nodes and takes seconds an iteration; ``runouts``: where the
+    rest of the hand is past those limits (or past
+    :data:`~solver.resolve.subgame.MAX_FINAL_BOARDS` boards), the subgame stops at the
+    end of its street and shows the pot down over that many seeded complete boards (0:
+    the blueprint plays there instead)."""
 
     iterations: int = 200
     seconds: float | None = None
@@ -90,25 +99,28 @@ class ResolveOptions:
     street_starts: tuple[int, ...] = ()
     first_street: int | None = None
     max_nodes: int = 10_000
+    runouts: int = 100
 
 
 @dataclass
 class ResolveCounts:
     """``resolves``: subgames solved; ``followed``: decisions answered from the last
     solution; ``timeouts``: re-solves stopped by the seconds cap (the blueprint played);
-    ``too_big``: subgames past the node limit (the blueprint played); ``seconds``: time
-    spent re-solving."""
+    ``too_big``: subgames past the node limit (the blueprint played); ``limited``: of the
+    re-solves, those whose depth was limited (leaves shown down over run-outs);
+    ``seconds``: time spent re-solving."""
 
     resolves: int = 0
     followed: int = 0
     timeouts: int = 0
     too_big: int = 0
+    limited: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
         """Plain data for JSON."""
         return {"resolves": self.resolves, "followed": self.followed, "timeouts": self.timeouts,
-                "too_big": self.too_big, "seconds": self.seconds}
+                "too_big": self.too_big, "limited": self.limited, "seconds": self.seconds}
 
 
 class ResolvingWalk:
@@ -241,6 +253,7 @@ class ResolvingWalk:
         if got.solver is None:
             return None
         self.counts.resolves += 1
+        self.counts.limited += got.limited
         self.last_inputs = (got.mine, got.theirs, got.alternatives)
         self._my_range = got.mine
         return got.solver
@@ -302,7 +315,8 @@ class Resolved:
     """One re-solve: ``solver`` (None where the blueprint plays: ``status`` says why,
     ``"empty"`` for a range of no hand, ``"too_big"``, ``"timeout"``; else
     ``"solved"``), and its inputs over :func:`deck_hands`: the player's range ``mine``,
-    the opponent's blueprint range ``theirs`` and the gadget's ``alternatives``."""
+    the opponent's blueprint range ``theirs`` and the gadget's ``alternatives``;
+    ``limited``: the subgame stops at its street's end (leaves over run-outs)."""
 
     solver: SubgameSolver | None
     status: str
@@ -310,6 +324,7 @@ class Resolved:
     theirs: np.ndarray | None = None
     alternatives: np.ndarray | None = None
     seconds: float = 0.0
+    limited: bool = False
 
 
 def resolve_subgame(
@@ -348,27 +363,47 @@ def resolve_subgame(
         return Resolved(None, "empty")
     t0 = time.perf_counter()
     betting, responder = _betting(policy, options, state.round)
+    runouts: tuple[int, int] | None = None
     try:  # the tree first: a subgame past the limit costs no alternatives
         build_subgame(state, betting, board, opts.max_nodes)
     except SubgameTooBig:
-        return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
+        if opts.runouts < 1:
+            return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
+        try:  # the rest of the hand does not fit: stop at the street's end
+            build_subgame(state, betting, board, opts.max_nodes, depth_limited=True)
+        except SubgameTooBig:
+            return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
+        runouts = (opts.runouts, runout_seed(board))
+    if previous is not None and previous[0].tree.kind[previous[1]] == _LEAF:
+        # past a depth-limited solution's leaf its values are the run-outs' average, not
+        # this board's: the blueprint's alternatives guard this street
+        previous = None
     if previous is not None and my_range is not None:
         alt = continual_alternatives(previous, opp, my_range)
     else:
         at, at_ranges = parent if parent is not None else (state, ranges)
         alt = _alternatives(policy, position, at_ranges, at, board, mine, blueprint_mine,
-                            _own_sizes(policy, state.round) or responder, hands)
+                            _own_sizes(policy, state.round) or responder, hands, runouts)
     weights = _gadget_weights(theirs, live)
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
-                           algorithm="dcfr", gadget=(opp, alt))
+                           algorithm="dcfr", gadget=(opp, alt),
+                           runouts=None if runouts is None else runouts[0],
+                           seed=0 if runouts is None else runouts[1])
     done = 0
     while done < opts.iterations:
         step = min(10, opts.iterations - done)
         solver.solve(step)
         done += step
         if opts.seconds is not None and time.perf_counter() - t0 > opts.seconds:
-            return Resolved(None, "timeout", mine, theirs, alt, time.perf_counter() - t0)
-    return Resolved(solver, "solved", mine, theirs, alt, time.perf_counter() - t0)
+            return Resolved(None, "timeout", mine, theirs, alt, time.perf_counter() - t0, runouts is not None)
+    return Resolved(solver, "solved", mine, theirs, alt, time.perf_counter() - t0, runouts is not None)
+
+
+def runout_seed(board: Sequence[int]) -> int:
+    """The seed of a depth-limited subgame's run-outs: a function of the board alone, so
+    a re-solve is the same wherever it is made, and every re-solve on a board shares its
+    run-outs (and their showdown matrix)."""
+    return zlib.crc32(",".join(str(int(c)) for c in board).encode())
 
 
 def _betting(policy: TranslatedPolicy, options: ResolveOptions, street: int) -> tuple[SubgameBetting, Responder]:
@@ -413,16 +448,17 @@ def _opponent_raise(action: Action, actor: int, position: int) -> bool:
 
 def _alternatives(policy: TranslatedPolicy, position: int, ranges: BlueprintRanges, state: State,
                   board: tuple[int, ...], mine: np.ndarray, blueprint_mine: np.ndarray,
-                  responder: Responder, hands: np.ndarray) -> np.ndarray:
+                  responder: Responder, hands: np.ndarray, runouts: tuple[int, int] | None = None) -> np.ndarray:
     """The opponent's best-response values, per hand (in :func:`deck_hands` order),
     against the blueprint played on from ``state`` with the player's range ``mine``:
-    each of the blueprint's mapping states keeps its share of each hand's weight."""
+    each of the blueprint's mapping states keeps its share of each hand's weight.
+    ``runouts``: stop at the street's end, as a depth-limited subgame does."""
     share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
     walker_hands = _walker_hands(policy.game)
     order = _reorder(hands, walker_hands)  # our row -> the walk's row
     states = {key: _to_walker((r0 if position == 0 else r1) * share, order, walker_hands.shape[0])
               for key, (r0, r1) in ranges._states.items()}
-    _, values = responder_values(policy, state, board, states, 1 - position, responder)
+    _, values = responder_values(policy, state, board, states, 1 - position, responder, runouts)
     return values[order]
 
 

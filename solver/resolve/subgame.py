@@ -10,6 +10,15 @@ strategy may depend on it), and both players' ranges over every private hand of 
 are given (zero for hands that hold a board card). Rooted at the first street with
 uniform ranges it is the whole game: limit Leduc's value comes out at -0.0856 (a test).
 
+Where the rest of the hand is too big (preflop and flop on the full deck: millions of
+boards), the tree is depth-limited: it stops where the root's street ends with cards to
+come, or where both players are all in before the last street, at a leaf whose value is
+the pot shown down over seeded run-outs (:class:`solver.evaluation.runouts.RunOuts`,
+every board where there are few). For an all-in that is the hand's value; with chips
+behind it is the value of checking the hand down (local best response's assumption,
+Lisý & Bowling 2017), not yet the blueprint's continuation that Brown, Sandholm & Amos
+2018 put at the leaves. The leaves' values are one matrix product per pass.
+
 :class:`SubgameSolver` runs counterfactual regret minimization in vector form (Johanson,
 Bard, Lanctot, Gibson & Bowling 2012: one walk per player and iteration, one vector per
 node over all private hands; terminal values in O(n) by
@@ -56,10 +65,11 @@ from poker.game import Game
 from poker.state import Action, State
 
 from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown
+from ..evaluation.runouts import RunOuts
 
 __all__ = ["SubgameBetting", "SubgameSolver", "SubgameTooBig", "SubgameTree", "build_subgame", "deck_hands"]
 
-_DECISION, _FOLD, _SHOWDOWN, _CHANCE = 0, 1, 2, 3
+_DECISION, _FOLD, _SHOWDOWN, _CHANCE, _LEAF = 0, 1, 2, 3, 4
 #: Most complete boards a subgame may enumerate (its tree is copied per board).
 MAX_FINAL_BOARDS = 5_000
 #: Discounted CFR's recommended parameters (Brown & Sandholm 2019).
@@ -79,18 +89,12 @@ def _positive_total(regrets, r0, na, h):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of, chance_p, hands, order, ranks,
-              live, regrets, avg, reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
-    """One traverser's CFR update over the flat subgame tree (nodes in pre-order, so a
-    parent comes before its children): reaches top-down (``reach_p[0]``, ``reach_o[0]``
-    given; a chance node's child masks the hands that hold its new cards), counterfactual
-    values bottom-up into ``value`` (a chance node: its children's sum times the
-    probability of one card); the traverser's regrets (floored at zero with ``plus``) and
-    average sums (``weight`` x its reach x its strategy) updated at its nodes. A node's
-    board is ``board_of[n]``: ``live[b]`` its hands, ``final_of[b]`` its row of ``order``
-    and ``ranks`` where the board is complete."""
-    n_nodes, n_hands = value.shape
-    sigma = np.empty(16)
+def _cfr_reach(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
+    """The first half of one traverser's CFR update over the flat subgame tree (nodes in
+    pre-order, so a parent comes before its children): both reaches top-down
+    (``reach_p[0]``, ``reach_o[0]`` given; a chance node's child masks the hands that hold
+    its new cards, ``live[board_of[child]]``), by regret matching at the decisions."""
+    n_nodes, n_hands = reach_p.shape
     for n in range(n_nodes):
         k = kind[n]
         if k == _CHANCE:
@@ -119,9 +123,24 @@ def _cfr_pass(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of
                 else:
                     reach_o[c, h] = reach_o[n, h] * sig
                     reach_p[c, h] = reach_p[n, h]
+
+
+@njit(cache=True)
+def _cfr_values(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of, chance_p, hands, order, ranks,
+                live, regrets, avg, reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
+    """The second half: counterfactual values bottom-up into ``value`` (a chance node: its
+    children's sum times the probability of one card; a leaf's row is filled before, by
+    :meth:`SubgameSolver._leaf_values`), and the traverser's regrets (floored at zero with
+    ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes. A
+    node's board is ``board_of[n]``: ``live[b]`` its hands, ``final_of[b]`` its row of
+    ``order`` and ``ranks`` where the board is complete."""
+    n_nodes, n_hands = value.shape
+    sigma = np.empty(16)
     for n in range(n_nodes - 1, -1, -1):
         k = kind[n]
         b = board_of[n]
+        if k == _LEAF:
+            continue
         if k == _FOLD:
             _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
             chips = -spent[n, p] if player[n] == p else spent[n, 1 - p]
@@ -208,7 +227,8 @@ class SubgameTree:
     folded), the real ``state``, its ``children``, the real ``actions`` leading to them
     (a chance node's are empty) and its board (an index into ``boards``, the board through
     the node's street). Node 0 is the root; a chance node has one child per set of new
-    cards that can come, each with its own copy of what follows."""
+    cards that can come, each with its own copy of what follows; a depth-limited tree's
+    leaves (kind 4) end a street with cards to come."""
 
     kind: list[int] = field(default_factory=list)
     player: list[int] = field(default_factory=list)
@@ -231,12 +251,15 @@ class SubgameTooBig(ValueError):
 
 
 def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = (),
-                  max_nodes: int | None = None) -> SubgameTree:
+                  max_nodes: int | None = None, depth_limited: bool = False) -> SubgameTree:
     """The subgame tree below ``state`` (someone to act) with ``betting``, on ``board``
     (the cards through ``state``'s street); the streets still to come are chance nodes
     with every set of new cards that can come. More than :data:`MAX_FINAL_BOARDS`
-    complete boards is refused, and more than ``max_nodes`` nodes raises
-    :class:`SubgameTooBig` as soon as the build passes it."""
+    complete boards, or more than ``max_nodes`` nodes, raises :class:`SubgameTooBig`
+    (the latter as soon as the build passes it). ``depth_limited``: the tree stops where
+    ``state``'s street ends with cards to come, at a leaf (a showdown over the run-outs,
+    :class:`~solver.evaluation.runouts.RunOuts`), and so does an all-in before the last
+    street."""
     game = state.game
     if state.actor is None:
         raise ValueError("the hand is over: there is no subgame to solve")
@@ -249,9 +272,9 @@ def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = 
     for s in range(state.round + 1, game.num_rounds):
         finals *= math.comb(left, game.num_board_cards[s])
         left -= game.num_board_cards[s]
-    if finals > MAX_FINAL_BOARDS:
-        raise ValueError(f"the subgame deals {finals:,} complete boards; at most {MAX_FINAL_BOARDS:,} "
-                         "(root it on a later street)")
+    if finals > MAX_FINAL_BOARDS and not depth_limited:
+        raise SubgameTooBig(f"the subgame deals {finals:,} complete boards; at most {MAX_FINAL_BOARDS:,} "
+                            "(root it on a later street, or limit its depth)")
     deck = deck_cards(game.num_ranks, game.num_suits)
     tree = SubgameTree()
     board_index: dict[tuple[int, ...], int] = {}
@@ -275,6 +298,9 @@ def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = 
         return n
 
     def add(s: State, street: int, cards: tuple[int, ...]) -> int:
+        if depth_limited and (s.round > street or (s.actor is None and not any(s.folded)
+                                                   and street < game.num_rounds - 1)):
+            return node(_LEAF, -1, s, cards)  # the street ends with cards to come
         if s.round > street:  # the street is over: deal the next one's cards
             n = node(_CHANCE, -1, s, cards)
             for new in combinations([c for c in deck if c not in cards], game.num_board_cards[street + 1]):
@@ -311,7 +337,10 @@ class SubgameSolver:
     alternative values ``alt`` per hand (in the units of :meth:`values` with the other
     seat's range as given); its ``ranges`` entry is then the weight each hand enters the
     gadget with (1 for every hand that misses the board is DeepStack's choice).
-    ``max_nodes``: refuse a bigger tree (:class:`SubgameTooBig`).
+    ``max_nodes``: refuse a bigger tree (:class:`SubgameTooBig`). ``runouts``: limit the
+    depth (:func:`build_subgame`) and value the leaves over that many complete boards,
+    drawn with ``seed`` (every one where there are no more; None: solve to the end of the
+    hand).
     """
 
     def __init__(
@@ -324,6 +353,8 @@ class SubgameSolver:
         algorithm: str = "cfr+",
         gadget: tuple[int, np.ndarray] | None = None,
         max_nodes: int | None = None,
+        runouts: int | None = None,
+        seed: int = 0,
     ) -> None:
         if algorithm not in ("cfr+", "dcfr"):
             raise ValueError(f"algorithm {algorithm!r}: choose cfr+ or dcfr")
@@ -333,9 +364,13 @@ class SubgameSolver:
         board = tuple(int(c) for c in board)
         self.game = game
         self.algorithm = algorithm
-        self.tree = build_subgame(state, betting or SubgameBetting(), board, max_nodes)
+        self.tree = build_subgame(state, betting or SubgameBetting(), board, max_nodes, runouts is not None)
         self.hands = deck_hands(game)
         n = self.hands.shape[0]
+        #: the leaves' run-outs (None: the tree has no leaf)
+        self.runouts = (RunOuts(game, self.hands, board, runouts, seed)
+                        if runouts is not None and _LEAF in self.tree.kind else None)
+        self._leaves = np.array([v for v, k in enumerate(self.tree.kind) if k == _LEAF], dtype=np.int64)
         boards = self.tree.boards
         #: live[b, h]: hand h misses board b
         self._live = np.array([~np.isin(self.hands, np.asarray(b, dtype=np.int64)).any(axis=1) for b in boards],
@@ -344,7 +379,7 @@ class SubgameSolver:
         finals = [i for i, b in enumerate(boards) if len(b) == game.total_board_cards]
         self._final_of = np.full(len(boards), -1, dtype=np.int64)
         self._final_of[finals] = np.arange(len(finals))
-        final_cards = np.array([boards[i] for i in finals], dtype=np.int64).reshape(len(finals), -1)
+        final_cards = np.array([boards[i] for i in finals], dtype=np.int64).reshape(len(finals), game.total_board_cards)
         self.values_of = HandValues(self.hands, final_cards if finals else None)
         self.ranges = [np.asarray(r, dtype=np.float64).reshape(n) * self.live for r in ranges]
         if len(self.ranges) != 2:
@@ -403,12 +438,15 @@ class SubgameSolver:
         return self._match(self.regrets[node])
 
     def average(self, node: int) -> np.ndarray:
-        """The average strategy at decision ``node`` (actions x hands; uniform for a hand
-        that never reached it)."""
+        """The average strategy at decision ``node`` (actions x hands). A hand the player
+        never brings there (its range gives it no weight) has no average; it plays the
+        current strategy, which regret matching makes from counterfactual values that do
+        not depend on the player's own reach."""
         s = self.avg[node]
         total = s.sum(axis=0)
-        n = s.shape[0]
-        return np.where(total > 0.0, s / np.where(total > 0.0, total, 1.0), 1.0 / n)
+        if (total > 0.0).all():
+            return s / total
+        return np.where(total > 0.0, s / np.where(total > 0.0, total, 1.0), self.current(node))
 
     def entering(self, average: bool = True) -> np.ndarray:
         """The gadget seat's probability, per hand, of entering the subgame (1 without a
@@ -471,10 +509,13 @@ class SubgameSolver:
             reach_p[0] = self._root_reach(p)
             reach_o[0] = self._root_reach(1 - p)
             order, ranks = self._showdown_order()
-            _cfr_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._spent,
-                      self._board_of, self._final_of, self._chance_p, self.values_of.hands, order, ranks,
-                      self._live, self._regret_table, self._avg_table, reach_p, reach_o, self._value, weight,
-                      self.algorithm == "cfr+")
+            _cfr_reach(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._board_of,
+                       self._live, self._regret_table, reach_p, reach_o)
+            self._leaf_values(p, reach_o)
+            _cfr_values(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._spent,
+                        self._board_of, self._final_of, self._chance_p, self.values_of.hands, order, ranks,
+                        self._live, self._regret_table, self._avg_table, reach_p, reach_o, self._value, weight,
+                        self.algorithm == "cfr+")
             v = self._value[0].copy()
             if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 sigma = self._match(self.gadget_regrets)
@@ -485,6 +526,17 @@ class SubgameSolver:
                 if sums is None:
                     sums = self._gadget_sums = np.zeros((2, v.shape[0]))
                 sums += weight * self.ranges[p] * sigma
+
+    def _leaf_values(self, p: int, reach_o: np.ndarray) -> None:
+        """The traverser's values at every leaf at once: one product of the leaves'
+        opponent reaches with the run-outs' showdown matrix."""
+        leaves = self._leaves
+        if leaves.size == 0:
+            return
+        assert self.runouts is not None
+        got = self.runouts.values_many(reach_o[leaves])
+        scale = self._spent[leaves, p][:, None] * self._live[self._board_of[leaves]]
+        self._value[leaves] = got * scale
 
     def _showdown_order(self) -> tuple[np.ndarray, np.ndarray]:
         """The complete boards' hands by rank and their ranks (empty where none)."""
@@ -524,6 +576,10 @@ class SubgameSolver:
             total = sum(self._evaluate(c, p, reach_o * self._live[self.tree.board[c]], best)
                         * self._live[self.tree.board[c]] for c in self.tree.children[node])
             return self._chance_p[node] * total
+        if kind == _LEAF:
+            assert self.runouts is not None
+            st = self.tree.state[node]
+            return st.spent[p] * self.runouts.values(reach_o) * self._live[self.tree.board[node]]
         if kind != _DECISION:
             return self._terminal(node, p, reach_o)
         kids = self.tree.children[node]
