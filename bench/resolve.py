@@ -14,16 +14,26 @@ p99 of each, in seconds, and the re-solves.
 * ``full``: the shipped full-deck blueprint (its bucket tables from the per-user cache,
   built first if missing), re-solving on the river only (``first_street`` 3): a full-deck
   turn with the river enumerated takes seconds an iteration (``bench/subgame.py``).
+* ``full_preflop``: the same blueprint re-solving from preflop (``first_street`` 0):
+  preflop, flop and turn subgames stop at the street's end (leaves shown down over 100
+  seeded run-outs, every river on the turn), the river's reach the end of the hand.
+
+Run-outs (``runouts`` in the JSON): a depth-limited subgame's leaves show the pot down
+over N seeded complete boards. On the full deck preflop, against a uniform range, each
+hand's equity-like value (wins minus losses over the range's weight) with N = 25, 100,
+400 drawn boards is compared with 4,000 (error: root mean square over the hands, and the
+largest), and the showdown matrix the subgame multiplies by is timed for each N.
 
 The last line of stdout is one JSON object.
 
-Usage: ``python bench/resolve.py [--quick] [--hands N] [--seed S]``
+Usage: ``python bench/resolve.py [--quick] [--hands N] [--seed S] [--cases NAME,...]``
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
@@ -42,13 +52,18 @@ from poker.state import State  # noqa: E402
 from solver.play.blind import blind_action  # noqa: E402
 from solver.play.player import open_playable, translated  # noqa: E402
 from solver.play.policy import HandWalk  # noqa: E402
+from solver.evaluation.runouts import RunOuts  # noqa: E402
 from solver.resolve.player import ResolveCounts, ResolveOptions, ResolvingWalk  # noqa: E402
+from solver.resolve.subgame import deck_hands  # noqa: E402
 
 CASES = {
     "short20": ("holdem.nolimit.2p.short20", ROOT / "strategies" / "holdem.nolimit.2p.short20.strategy",
                 ResolveOptions()),
     "full": ("holdem.nolimit.2p.reverse_blinds", ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy",
              ResolveOptions(first_street=3)),
+    "full_preflop": ("holdem.nolimit.2p.reverse_blinds",
+                     ROOT / "strategies" / "holdem.nolimit.2p.reverse_blinds.strategy",
+                     ResolveOptions(first_street=0)),
 }
 
 
@@ -107,7 +122,8 @@ def run_case(name: str, hands: int, seed: int) -> dict:
         "seconds": time.perf_counter() - t_start,
         "resolve": counts.to_dict(),
         "options": {"iterations": options.iterations, "sizes": list(options.sizes),
-                    "first_street": options.first_street},
+                    "first_street": options.first_street, "runouts": options.runouts,
+                    "max_nodes": options.max_nodes},
         "blueprint_seconds_by_street": {s: _quantiles(v) for s, v in plain.items()},
         "resolving_seconds_by_street": {s: _quantiles(v) for s, v in resolving.items()},
         "re_solves_seconds_by_street": {s: _quantiles(v) for s, v in resolved.items()},
@@ -115,15 +131,43 @@ def run_case(name: str, hands: int, seed: int) -> dict:
     }
 
 
+def runouts_figures(seed: int) -> dict:
+    """The run-outs' error and cost (module docstring)."""
+    game = load_game("holdem.nolimit.2p.reverse_blinds")
+    hands = deck_hands(game)
+    reach = np.ones(hands.shape[0])
+    ref = RunOuts(game, hands, (), 4000, seed + 1)
+    norm = math.comb(game.num_ranks * game.num_suits - 2, 2)  # the opponent hands disjoint from one hand
+    want = ref.values(reach) / norm
+    out = {"reference_boards": 4000, "hands": int(hands.shape[0])}
+    for n in (25, 100, 400):
+        ro = RunOuts(game, hands, (), n, seed)
+        got = ro.values(reach) / norm
+        t0 = time.perf_counter()
+        ro.matrix()
+        cost = time.perf_counter() - t0
+        err = got - want
+        out[str(n)] = {"rms_error": float(np.sqrt(np.mean(err**2))), "max_error": float(np.abs(err).max()),
+                       "matrix_seconds": cost}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer hands (20 a case)")
     ap.add_argument("--hands", type=int, help="hands a case (default 200)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     args = ap.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error(f"--cases: no case {unknown[0]!r} (cases: {', '.join(CASES)})")
     hands = args.hands or (20 if args.quick else 200)
     out: dict = {"quick": args.quick, "machine": {"load_before": os.getloadavg()}}
-    for name in CASES:
+    print("run-outs: error and cost ...", file=sys.stderr, flush=True)
+    out["runouts"] = runouts_figures(args.seed)
+    for name in cases:
         print(f"{name}: {hands} hands against random ...", file=sys.stderr, flush=True)
         out[name] = run_case(name, hands, args.seed)
     out["machine"]["load_after"] = os.getloadavg()
