@@ -88,97 +88,114 @@ def _positive_total(regrets, r0, na, h):  # pragma: no cover - compiled
     return total
 
 
-@njit(cache=True)
-def _cfr_reach(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
-    """The first half of one traverser's CFR update over the flat subgame tree (nodes in
+#: Hands a pass takes at a time, node by node (the hand loops are independent but for
+#: the terminal sums, which take whole vectors): rows stay in cache across a chunk.
+_CHUNK = 64
+
+
+def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
+    """The first part of one traverser's CFR update over the flat subgame tree (nodes in
     pre-order, so a parent comes before its children): both reaches top-down
     (``reach_p[0]``, ``reach_o[0]`` given; a chance node's child masks the hands that hold
-    its new cards, ``live[board_of[child]]``), by regret matching at the decisions."""
+    its new cards, ``live[board_of[child]]``), by regret matching at the decisions; hands
+    in chunks of :data:`_CHUNK`, independent of each other."""
     n_nodes, n_hands = reach_p.shape
-    for n in range(n_nodes):
-        k = kind[n]
-        if k == _CHANCE:
-            for j in range(kid_ptr[n], kid_ptr[n + 1]):
-                c = kids[j]
-                b = board_of[c]
-                for h in range(n_hands):
-                    reach_p[c, h] = reach_p[n, h] * live[b, h]
-                    reach_o[c, h] = reach_o[n, h] * live[b, h]
-            continue
-        if k != _DECISION:
-            continue
-        a0 = kid_ptr[n]
-        na = kid_ptr[n + 1] - a0
-        r0 = row_off[n]
-        mine = player[n] == p
-        for h in range(n_hands):
-            total = _positive_total(regrets, r0, na, h)
-            for i in range(na):
-                c = kids[a0 + i]
-                x = regrets[r0 + i, h]
-                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
-                if mine:
-                    reach_p[c, h] = reach_p[n, h] * sig
-                    reach_o[c, h] = reach_o[n, h]
-                else:
-                    reach_o[c, h] = reach_o[n, h] * sig
-                    reach_p[c, h] = reach_p[n, h]
+    for chunk in range((n_hands + _CHUNK - 1) // _CHUNK):
+        lo = chunk * _CHUNK
+        hi = min(lo + _CHUNK, n_hands)
+        for n in range(n_nodes):
+            k = kind[n]
+            if k == _CHANCE:
+                for j in range(kid_ptr[n], kid_ptr[n + 1]):
+                    c = kids[j]
+                    b = board_of[c]
+                    for h in range(lo, hi):
+                        reach_p[c, h] = reach_p[n, h] * live[b, h]
+                        reach_o[c, h] = reach_o[n, h] * live[b, h]
+                continue
+            if k != _DECISION:
+                continue
+            a0 = kid_ptr[n]
+            na = kid_ptr[n + 1] - a0
+            r0 = row_off[n]
+            mine = player[n] == p
+            for h in range(lo, hi):
+                total = _positive_total(regrets, r0, na, h)
+                for i in range(na):
+                    c = kids[a0 + i]
+                    x = regrets[r0 + i, h]
+                    sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                    if mine:
+                        reach_p[c, h] = reach_p[n, h] * sig
+                        reach_o[c, h] = reach_o[n, h]
+                    else:
+                        reach_o[c, h] = reach_o[n, h] * sig
+                        reach_p[c, h] = reach_p[n, h]
 
 
-@njit(cache=True)
-def _cfr_values(p, kind, player, kid_ptr, kids, row_off, spent, board_of, final_of, chance_p, hands, order, ranks,
-                live, regrets, avg, reach_p, reach_o, value, weight, plus):  # pragma: no cover - compiled
-    """The second half: counterfactual values bottom-up into ``value`` (a chance node: its
-    children's sum times the probability of one card; a leaf's row is filled before, by
-    :meth:`SubgameSolver._leaf_values`), and the traverser's regrets (floored at zero with
-    ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes. A
-    node's board is ``board_of[n]``: ``live[b]`` its hands, ``final_of[b]`` its row of
-    ``order`` and ``ranks`` where the board is complete."""
-    n_nodes, n_hands = value.shape
-    sigma = np.empty(16)
-    for n in range(n_nodes - 1, -1, -1):
-        k = kind[n]
+def _terminal_pass(p, terminals, kind, player, spent, board_of, final_of, hands, order, ranks, live, reach_o,
+                   value):  # pragma: no cover - compiled
+    """The traverser's values at the folds and showdowns (``terminals``), each from the
+    whole opponent reach vector at it, in O(n) (:mod:`solver.evaluation._terminal`)."""
+    n_hands = value.shape[1]
+    for t in range(terminals.shape[0]):
+        n = terminals[t]
         b = board_of[n]
-        if k == _LEAF:
-            continue
-        if k == _FOLD:
+        if kind[n] == _FOLD:
             _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
             chips = -spent[n, p] if player[n] == p else spent[n, 1 - p]
-            for h in range(n_hands):
-                value[n, h] *= chips * live[b, h]
-            continue
-        if k == _SHOWDOWN:
+        else:
             f = final_of[b]
             _hand_showdown(hands, order[f : f + 1], ranks[f : f + 1], reach_o[n : n + 1], value[n : n + 1])
             chips = spent[n, p]
-            for h in range(n_hands):
-                value[n, h] *= chips * live[b, h]
-            continue
-        a0 = kid_ptr[n]
-        na = kid_ptr[n + 1] - a0
-        if k == _CHANCE or player[n] != p:
-            scale = chance_p[n] if k == _CHANCE else 1.0
-            for h in range(n_hands):
+        for h in range(n_hands):
+            value[n, h] *= chips * live[b, h]
+
+
+def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg, reach_p, value, weight,
+                plus):  # pragma: no cover - compiled
+    """The last part: counterfactual values bottom-up into ``value`` at the decisions and
+    chance nodes (a chance node: its children's sum times the probability of one card;
+    terminals and leaves are filled before), and the traverser's regrets (floored at zero
+    with ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes;
+    hands in chunks, independent of each other."""
+    n_nodes, n_hands = value.shape
+    for chunk in range((n_hands + _CHUNK - 1) // _CHUNK):
+        lo = chunk * _CHUNK
+        hi = min(lo + _CHUNK, n_hands)
+        sigma = np.empty(16)
+        for n in range(n_nodes - 1, -1, -1):
+            k = kind[n]
+            if k != _DECISION and k != _CHANCE:
+                continue
+            a0 = kid_ptr[n]
+            na = kid_ptr[n + 1] - a0
+            if k == _CHANCE or player[n] != p:
+                scale = chance_p[n] if k == _CHANCE else 1.0
+                for h in range(lo, hi):
+                    v = 0.0
+                    for i in range(na):
+                        v += value[kids[a0 + i], h]
+                    value[n, h] = v * scale
+                continue
+            r0 = row_off[n]
+            for h in range(lo, hi):
+                total = _positive_total(regrets, r0, na, h)
                 v = 0.0
                 for i in range(na):
-                    v += value[kids[a0 + i], h]
-                value[n, h] = v * scale
-            continue
-        r0 = row_off[n]
-        for h in range(n_hands):
-            total = _positive_total(regrets, r0, na, h)
-            v = 0.0
-            for i in range(na):
-                x = regrets[r0 + i, h]
-                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
-                sigma[i] = sig
-                v += sig * value[kids[a0 + i], h]
-            value[n, h] = v
-            w = weight * reach_p[n, h]
-            for i in range(na):
-                x = regrets[r0 + i, h] + value[kids[a0 + i], h] - v
-                regrets[r0 + i, h] = x if (x > 0.0 or not plus) else 0.0
-                avg[r0 + i, h] += w * sigma[i]
+                    x = regrets[r0 + i, h]
+                    sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                    sigma[i] = sig
+                    v += sig * value[kids[a0 + i], h]
+                value[n, h] = v
+                w = weight * reach_p[n, h]
+                for i in range(na):
+                    x = regrets[r0 + i, h] + value[kids[a0 + i], h] - v
+                    regrets[r0 + i, h] = x if (x > 0.0 or not plus) else 0.0
+                    avg[r0 + i, h] += w * sigma[i]
+
+
+_reach_pass, _terminal_pass, _value_pass = (njit(cache=True)(f) for f in (_reach_pass, _terminal_pass, _value_pass))
 
 
 def deck_hands(game: Game) -> np.ndarray:
@@ -371,6 +388,8 @@ class SubgameSolver:
         self.runouts = (RunOuts(game, self.hands, board, runouts, seed)
                         if runouts is not None and _LEAF in self.tree.kind else None)
         self._leaves = np.array([v for v, k in enumerate(self.tree.kind) if k == _LEAF], dtype=np.int64)
+        self._terminals = np.array([v for v, k in enumerate(self.tree.kind) if k in (_FOLD, _SHOWDOWN)],
+                                   dtype=np.int64)
         boards = self.tree.boards
         #: live[b, h]: hand h misses board b
         self._live = np.array([~np.isin(self.hands, np.asarray(b, dtype=np.int64)).any(axis=1) for b in boards],
@@ -509,13 +528,13 @@ class SubgameSolver:
             reach_p[0] = self._root_reach(p)
             reach_o[0] = self._root_reach(1 - p)
             order, ranks = self._showdown_order()
-            _cfr_reach(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._board_of,
+            _reach_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._board_of,
                        self._live, self._regret_table, reach_p, reach_o)
+            _terminal_pass(p, self._terminals, self._kind, self._player, self._spent, self._board_of, self._final_of,
+                          self.values_of.hands, order, ranks, self._live, reach_o, self._value)
             self._leaf_values(p, reach_o)
-            _cfr_values(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._spent,
-                        self._board_of, self._final_of, self._chance_p, self.values_of.hands, order, ranks,
-                        self._live, self._regret_table, self._avg_table, reach_p, reach_o, self._value, weight,
-                        self.algorithm == "cfr+")
+            _value_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._chance_p,
+                       self._regret_table, self._avg_table, reach_p, self._value, weight, self.algorithm == "cfr+")
             v = self._value[0].copy()
             if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 sigma = self._match(self.gadget_regrets)
