@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from abstraction.translation import MAPPINGS
 from poker.game import Game
+from solver.resolve import GADGETS
 from solver.play.player import TABLE_MODES, TABLES_AUTO, TABLES_CACHED, Tables, open_playable
 
 from .bots import BOTS, Bot, make_bot
@@ -67,7 +68,8 @@ class ResolveSpec:
     ``first``: the earliest street it re-solves on (None: the one before last),
     ``max_nodes``: a subgame to the end of the hand bigger than this stops at its street's
     end, where the pot is shown down over ``runouts`` seeded boards (0: the blueprint
-    plays instead)."""
+    plays instead), and ``gadget``: what keeps a re-solve safe
+    (:data:`solver.resolve.player.GADGETS`)."""
 
     iterations: int = 200
     seconds: float | None = None
@@ -76,10 +78,12 @@ class ResolveSpec:
     first: int | None = None
     max_nodes: int = 10_000
     runouts: int = 100
+    gadget: str = "safe"
 
     @classmethod
     def parse(cls, iterations: int = 200, seconds: float | None = None, sizes: str = "0.5,1",
-              at: str = "", first: str = "", max_nodes: int = 10_000, runouts: int = 100) -> ResolveSpec:
+              at: str = "", first: str = "", max_nodes: int = 10_000, runouts: int = 100,
+              gadget: str = "safe") -> ResolveSpec:
         """The spec of the ``--resolve-*`` flags; raises :class:`PlayerSpecError`."""
         if iterations < 1:
             raise PlayerSpecError(f"--resolve-iterations {iterations}: at least 1")
@@ -97,7 +101,10 @@ class ResolveSpec:
             raise PlayerSpecError(f"--resolve-max-nodes {max_nodes}: at least 1")
         if runouts < 0:
             raise PlayerSpecError(f"--resolve-runouts {runouts}: 0 or more")
-        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes), int(runouts))
+        if gadget not in GADGETS:
+            raise PlayerSpecError(f"--resolve-gadget {gadget!r}: one of {', '.join(GADGETS)}")
+        return cls(int(iterations), seconds, fracs, tuple(sorted(set(streets))), start, int(max_nodes), int(runouts),
+                   gadget)
 
     def options(self) -> ResolveOptions:
         """The player's :class:`~solver.resolve.player.ResolveOptions`."""
@@ -105,7 +112,7 @@ class ResolveSpec:
 
         return ResolveOptions(iterations=self.iterations, seconds=self.seconds, sizes=self.sizes,
                               street_starts=self.at, first_street=self.first, max_nodes=self.max_nodes,
-                              runouts=self.runouts)
+                              runouts=self.runouts, gadget=self.gadget)
 
     def args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags."""
@@ -118,6 +125,7 @@ class ResolveSpec:
             out.append(f"--resolve-from={self.first}")
         out.append(f"--resolve-max-nodes={self.max_nodes}")
         out.append(f"--resolve-runouts={self.runouts}")
+        out.append(f"--resolve-gadget={self.gadget}")
         return out
 
 

@@ -26,12 +26,14 @@ largest), and the showdown matrix the subgame multiplies by is timed for each N.
 
 The last line of stdout is one JSON object.
 
-Usage: ``python bench/resolve.py [--quick] [--hands N] [--seed S] [--cases NAME,...]``
+Usage: ``python bench/resolve.py [--quick] [--hands N] [--seed S] [--cases NAME,...]
+[--iterations N]``
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -75,8 +77,10 @@ def _quantiles(xs: list[float]) -> dict:
             "max": float(a.max())}
 
 
-def run_case(name: str, hands: int, seed: int) -> dict:
+def run_case(name: str, hands: int, seed: int, iterations: int | None = None) -> dict:
     game_name, path, options = CASES[name]
+    if iterations is not None:
+        options = dataclasses.replace(options, iterations=iterations)
     game = load_game(game_name)
     policy = translated(open_playable(path, game=game, tables="auto"))
     counts = ResolveCounts()
@@ -158,6 +162,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, help="hands a case (default 200)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
+    ap.add_argument("--iterations", type=int, help="Discounted CFR iterations a re-solve runs (default: 200)")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases if c not in CASES]
@@ -169,7 +174,7 @@ def main() -> None:
     out["runouts"] = runouts_figures(args.seed)
     for name in cases:
         print(f"{name}: {hands} hands against random ...", file=sys.stderr, flush=True)
-        out[name] = run_case(name, hands, args.seed)
+        out[name] = run_case(name, hands, args.seed, args.iterations)
     out["machine"]["load_after"] = os.getloadavg()
     print(json.dumps(out))
 

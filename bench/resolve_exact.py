@@ -100,7 +100,8 @@ def run(stack: int | None, cfr_iterations: int, options: ResolveOptions, h2h: bo
         rows.append(row)
     return {"game": game.name, "stack": game.stack[0], "cfr_iterations": cfr_iterations,
             "iterations": options.iterations, "street_starts": list(options.street_starts),
-            "sizes": list(options.sizes), "max_nodes": options.max_nodes, "unit": "mbb/g = 1000 * chips per game / the ante (1 chip)",
+            "sizes": list(options.sizes), "max_nodes": options.max_nodes, "gadget": options.gadget,
+            "unit": "mbb/g = 1000 * chips per game / the ante (1 chip)",
             "rows": rows}
 
 
@@ -114,11 +115,13 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, help="the largest subgame solved (default: the player's)")
     ap.add_argument("--h2h", action="store_true", help="also the exact value against the translated blueprint")
     ap.add_argument("--only", choices=BETTINGS, help="one betting abstraction's row")
+    ap.add_argument("--gadget", default="safe", help="the re-solving gadget: safe, estimated or none")
     args = ap.parse_args()
     stack = args.stack or (6 if args.quick else None)
     t0 = time.perf_counter()
     try:  # the play/match flags' own parser: one line for a bad list
-        spec = ResolveSpec.parse(args.iterations, None, args.sizes or "0.5,1", args.at, "", args.max_nodes or 10_000)
+        spec = ResolveSpec.parse(args.iterations, None, args.sizes or "0.5,1", args.at, "", args.max_nodes or 10_000,
+                                 gadget=args.gadget)
     except PlayerSpecError as exc:
         ap.error(str(exc).replace("--resolve-", "--"))
     options = spec.options()

@@ -292,3 +292,48 @@ def test_subgames_past_the_node_limit_stop_at_the_street_end():
                            ResolveOptions(iterations=20, max_nodes=300, runouts=30, first_street=0, cap=2))
         limited += walk.counts.limited
     assert limited >= 3
+
+
+def test_the_gadgets_alternatives_and_ranges():
+    """On the same 20-card re-solves: the estimated alternatives (the opponent playing on
+    as the blueprint) are never above the safe ones (its best response), and without a
+    gadget the opponent's range is its blueprint range as it stands; a bad gadget name is
+    refused in one line."""
+    from agent.players import PlayerSpecError, ResolveSpec
+    from solver.resolve.player import resolve_subgame
+
+    name = "holdem.nolimit.2p.short20"
+    game, pol = GAMES[name], POLICIES[name]
+    checked = 0
+    for seed in range(40):
+        position = seed % 2
+        deal = Dealer(game, seed).next_deal()
+        walk = ResolvingWalk(pol, position, seed, seed, ResolveOptions(iterations=20, street_starts=(2, 3)))
+        state = State.new_hand(game, deal)
+        rng = random.Random(seed)
+        while state.actor is not None and checked < 4:
+            board = deal.board_through(state.round)
+            if state.actor == position:
+                before = walk.counts.resolves
+                action, _ = walk.decide(state, deal.holes[position], board)
+                if walk.counts.resolves == 1 > before:
+                    got = {g: resolve_subgame(pol, ResolveOptions(iterations=5, gadget=g), position, state, board,
+                                              walk.ranges, None, walk.hands) for g in ("safe", "estimated", "none")}
+                    live = ~np.isin(walk.hands, board).any(axis=1)
+                    safe, est = got["safe"].alternatives, got["estimated"].alternatives
+                    scale = max(1.0, float(np.abs(safe).max()))
+                    assert np.all(est[live] <= safe[live] + 1e-9 * scale) and (est[live] < safe[live] - 1e-6).any()
+                    plain = got["none"].solver
+                    assert plain.gadget_seat is None and got["none"].alternatives is None
+                    assert plain.ranges[1 - position] == pytest.approx(got["none"].theirs, abs=1e-12)
+                    checked += 1
+            else:
+                action = _wild(state, rng)
+            state = state.apply(action)
+        if checked >= 4:
+            break
+    assert checked >= 4
+    with pytest.raises(PlayerSpecError, match="--resolve-gadget"):
+        ResolveSpec.parse(gadget="trusting")
+    with pytest.raises(ValueError, match="gadget"):
+        ResolveOptions(gadget="trusting")

@@ -143,3 +143,20 @@ def test_a_depth_limited_best_response_shows_down_at_the_leaf():
     limited = responder_values(pol, state.apply(shove), (), after, 1, Responder(), (50, 0))[1]
     np.testing.assert_allclose(limited, whole, atol=1e-9)
     assert np.abs(whole).max() > 1
+
+
+def test_blueprint_values_from_the_start_are_its_self_play():
+    """From the first decision, the translated blueprint's per-hand values when it plays
+    both seats sum (over the 30 deals of two Leduc cards) to its self-play value, seat 0
+    and seat 1 alike; and a best response gets at least as much for every hand."""
+    from solver.evaluation.real_response import blueprint_values, real_self_play_value
+
+    pol = translated(open_strategy(STRATEGIES / "leduc.nolimit.2p.strategy", game=LEDUC))
+    v0 = real_self_play_value(pol)
+    assert abs(v0) > 1e-3
+    root = State.new_hand(LEDUC)
+    for seat, sign in ((0, 1.0), (1, -1.0)):
+        _, values = blueprint_values(pol, root, (), {0: np.ones(6)}, {0: np.ones(6)}, seat)
+        assert values.sum() / 30 == pytest.approx(sign * v0, abs=1e-12)
+        _, best = responder_values(pol, root, (), {0: np.ones(6)}, seat, None)
+        assert (best >= values - 1e-9).all() and best.sum() > values.sum()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from solver.resolve import GADGETS
+
 from ..eventloop import DEFAULT_SPIN_US, SPIN_AUTO, PollingChoice, resolve_spin
 from ..telemetry import MqttConfig
 
@@ -153,6 +155,10 @@ def add_resolve_options(p: argparse.ArgumentParser, flag: bool) -> None:
     p.add_argument("--resolve-runouts", type=nonnegative_int, default=100, metavar="N",
                    help="re-solving: a subgame stopped at its street's end shows the pot down over N seeded "
                         "boards (default 100); 0: the blueprint plays where the rest of the hand does not fit")
+    p.add_argument("--resolve-gadget", choices=GADGETS, default="safe",
+                   help="re-solving: the gadget's alternatives: 'safe' the opponent's best-response values "
+                        "against what the re-solve replaces (default), 'estimated' its values playing on as the "
+                        "blueprint or the last solution (no guarantee), 'none' its blueprint range trusted")
 
 
 def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
@@ -162,6 +168,6 @@ def resolve_spec(args: argparse.Namespace) -> ResolveSpec:
 
     try:
         return ResolveSpec.parse(args.resolve_iterations, args.resolve_seconds, args.resolve_sizes, args.resolve_at,
-                                 args.resolve_from, args.resolve_max_nodes, args.resolve_runouts)
+                                 args.resolve_from, args.resolve_max_nodes, args.resolve_runouts, args.resolve_gadget)
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -457,6 +457,31 @@ class _Walker(TranslatedPlayer):
         street = self.root_street
         return min(state.spent) * self.cards.weight[street] * self.runouts.values(reach) * self.cards.live[street]
 
+    def play_values(self, state: State, street: int, ms: MappingStates, mo: MappingStates, seat: int) -> np.ndarray:
+        """Values over ``street``'s rows of the translated player in ``seat`` playing on
+        against itself in the other seat: ``ms`` the other seat's mapping states (its
+        reach), ``mo`` the ``seat`` player's own (per row, the probability that its
+        translation is at each abstract node), each seat translating the other's actions
+        with its own draws; leaves and terminals as in :meth:`br`."""
+        own = sum(mo.values())
+        if self.runouts is not None and self._leaf(state):
+            return self.leaf(state, ms, seat) * own
+        if state.round != street:
+            ms = {k: self.cards.expand(r, street, state.round) for k, r in ms.items()}
+            mo = {k: self.cards.expand(r, street, state.round) for k, r in mo.items()}
+            v = self.play_values(state, state.round, ms, mo, seat)
+            return self.cards.contract(v, state.round, street)
+        if state.actor is None:
+            return self.terminal(state, street, ms, seat) * own
+        v = np.zeros(self.cards.n_rows(street))
+        if state.actor == seat:
+            for a, child in self.own_moves(mo, state).items():
+                v = v + self.play_values(state.apply(a), street, self.after_opponent(ms, state, a), child, seat)
+        else:
+            for a, child in self.own_moves(ms, state).items():
+                v = v + self.play_values(state.apply(a), street, child, self.after_opponent(mo, state, a), seat)
+        return v
+
     def best_response(self, seat: int) -> float:
         """Value (chips per game) of the real best responder in ``seat``."""
         if seat not in (0, 1):
@@ -549,6 +574,30 @@ def responder_values(
     walker = _Walker(policy, game, responder=responder, root=(state.round, board), runouts=runouts)
     hands = np.array(walker.cards.hands, dtype=np.int64)
     values = walker.br(state, state.round, states, seat)
+    return hands, values * walker.cards.live[state.round]
+
+
+def blueprint_values(
+    policy: TranslatedPolicy,
+    state: State,
+    board: tuple[int, ...],
+    states: MappingStates,
+    own: MappingStates,
+    seat: int,
+    runouts: tuple[int, int] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The counterfactual values of the translated player in ``seat`` when it plays on
+    from ``state`` against itself, per hand (as :func:`responder_values`, whose best
+    response this replaces by the player's own strategy): ``states`` the other seat's
+    mapping states (its reach), ``own`` the ``seat`` player's (per hand, the probability
+    of each abstract node). Brown & Sandholm 2017's "estimated" alternatives of a
+    re-solving gadget are these values: tighter than a best response's, without its
+    guarantee."""
+    game = policy.game
+    board = tuple(int(c) for c in board)
+    walker = _Walker(policy, game, root=(state.round, board), runouts=runouts)
+    hands = np.array(walker.cards.hands, dtype=np.int64)
+    values = walker.play_values(state, state.round, states, own, seat)
     return hands, values * walker.cards.live[state.round]
 
 

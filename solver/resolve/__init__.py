@@ -14,3 +14,9 @@
 
 It imports the core and :mod:`solver.evaluation` (terminal sums, the real-game walks), and nothing of ``agent``.
 """
+
+#: What keeps a re-solve safe (:class:`solver.resolve.player.ResolveOptions`): the
+#: opponent's best-response values as the gadget's alternatives, its values playing on as
+#: the blueprint (or the last solution), or no gadget. Here, where parsing the options
+#: imports nothing heavy.
+GADGETS = ("safe", "estimated", "none")

@@ -58,12 +58,13 @@ from abstraction.translation import uniform
 from poker.betting import ActionKind
 from poker.state import Action, State
 
-from ..evaluation.real_response import Responder, responder_values
+from ..evaluation.real_response import Responder, blueprint_values, responder_values
 from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
+from . import GADGETS
 from .ranges import BlueprintRanges
 from .subgame import _CHANCE, _LEAF, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame, deck_hands
 
-__all__ = ["ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
+__all__ = ["GADGETS", "ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
 
 #: The keyed-draw stream of a re-solved decision (0 and 1 are the walk's mapping and
 #: action draws).
@@ -89,7 +90,11 @@ class ResolveOptions:
     rest of the hand is past those limits (or past
     :data:`~solver.resolve.subgame.MAX_FINAL_BOARDS` boards), the subgame stops at the
     end of its street and shows the pot down over that many seeded complete boards (0:
-    the blueprint plays there instead)."""
+    the blueprint plays there instead); ``gadget``: what keeps a re-solve safe,
+    :data:`GADGETS` (``"safe"``: the opponent's best-response values against what it
+    replaces; ``"estimated"``: its values when it plays on as the blueprint, or as the
+    last solution, Brown & Sandholm 2017's estimated alternatives, tighter and without a
+    guarantee; ``"none"``: the opponent's blueprint range, trusted)."""
 
     iterations: int = 200
     seconds: float | None = None
@@ -100,6 +105,11 @@ class ResolveOptions:
     first_street: int | None = None
     max_nodes: int = 10_000
     runouts: int = 100
+    gadget: str = "safe"
+
+    def __post_init__(self) -> None:
+        if self.gadget not in GADGETS:
+            raise ValueError(f"gadget {self.gadget!r}: one of {', '.join(GADGETS)}")
 
 
 @dataclass
@@ -298,16 +308,18 @@ def solution_step(tree: SubgameTree, node: int, real: State, action: Action,
     return node, i, tree.children[node][i]
 
 
-def continual_alternatives(previous: tuple[SubgameSolver, int], opponent: int, my_range: np.ndarray) -> np.ndarray:
+def continual_alternatives(previous: tuple[SubgameSolver, int], opponent: int, my_range: np.ndarray,
+                           best: bool = True) -> np.ndarray:
     """The opponent's counterfactual values per hand at ``node`` of the last solution
     (``previous = (solver, node)``: where the real history left it), best responding to
-    the player's strategy there with the player's range ``my_range`` (its reach at the
-    node): DeepStack's continual re-solving (Moravčík et al. 2017) takes these as the
-    next gadget's alternatives, so that a nested re-solve keeps what the last one
-    promised instead of falling back to the blueprint's values."""
+    the player's strategy there (``best``; else playing its own side of the solution)
+    with the player's range ``my_range`` (its reach at the node): DeepStack's continual
+    re-solving (Moravčík et al. 2017) takes these as the next gadget's alternatives, so
+    that a nested re-solve keeps what the last one promised instead of falling back to
+    the blueprint's values."""
     solver, node = previous
     live = solver._live[solver.tree.board[node]]
-    return solver._evaluate(node, opponent, my_range * live, True)
+    return solver._evaluate(node, opponent, my_range * live, best)
 
 
 @dataclass
@@ -378,15 +390,18 @@ def resolve_subgame(
         # past a depth-limited solution's leaf its values are the run-outs' average, not
         # this board's: the blueprint's alternatives guard this street
         previous = None
-    if previous is not None and my_range is not None:
-        alt = continual_alternatives(previous, opp, my_range)
+    if opts.gadget == "none":
+        alt = None
+    elif previous is not None and my_range is not None:
+        alt = continual_alternatives(previous, opp, my_range, best=opts.gadget == "safe")
     else:
         at, at_ranges = parent if parent is not None else (state, ranges)
         alt = _alternatives(policy, position, at_ranges, at, board, mine, blueprint_mine,
-                            _own_sizes(policy, state.round) or responder, hands, runouts)
-    weights = _gadget_weights(theirs, live)
+                            _own_sizes(policy, state.round) or responder, hands, runouts,
+                            estimated=opts.gadget == "estimated")
+    weights = theirs if alt is None else _gadget_weights(theirs, live)
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
-                           algorithm="dcfr", gadget=(opp, alt),
+                           algorithm="dcfr", gadget=None if alt is None else (opp, alt),
                            runouts=None if runouts is None else runouts[0],
                            seed=0 if runouts is None else runouts[1])
     done = 0
@@ -448,17 +463,32 @@ def _opponent_raise(action: Action, actor: int, position: int) -> bool:
 
 def _alternatives(policy: TranslatedPolicy, position: int, ranges: BlueprintRanges, state: State,
                   board: tuple[int, ...], mine: np.ndarray, blueprint_mine: np.ndarray,
-                  responder: Responder, hands: np.ndarray, runouts: tuple[int, int] | None = None) -> np.ndarray:
+                  responder: Responder, hands: np.ndarray, runouts: tuple[int, int] | None = None,
+                  estimated: bool = False) -> np.ndarray:
     """The opponent's best-response values, per hand (in :func:`deck_hands` order),
     against the blueprint played on from ``state`` with the player's range ``mine``:
     each of the blueprint's mapping states keeps its share of each hand's weight.
-    ``runouts``: stop at the street's end, as a depth-limited subgame does."""
+    ``runouts``: stop at the street's end, as a depth-limited subgame does.
+    ``estimated``: the opponent's values when it plays on as the blueprint instead of
+    best responding (its mapping states in proportion to its blueprint reach through
+    each, per hand)."""
     share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
     walker_hands = _walker_hands(policy.game)
     order = _reorder(hands, walker_hands)  # our row -> the walk's row
-    states = {key: _to_walker((r0 if position == 0 else r1) * share, order, walker_hands.shape[0])
+    n = walker_hands.shape[0]
+    states = {key: _to_walker((r0 if position == 0 else r1) * share, order, n)
               for key, (r0, r1) in ranges._states.items()}
-    _, values = responder_values(policy, state, board, states, 1 - position, responder, runouts)
+    if not estimated:
+        _, values = responder_values(policy, state, board, states, 1 - position, responder, runouts)
+        return values[order]
+    theirs = {key: (r1 if position == 0 else r0) for key, (r0, r1) in ranges._states.items()}
+    total = sum(theirs.values())
+    mass = float(total.sum())
+    # a hand the blueprint never brings here is at each node in the proportion of all
+    own = {key: _to_walker(np.where(total > 0, r / np.where(total > 0, total, 1.0),
+                                    float(r.sum()) / mass if mass > 0 else 1.0 / len(theirs)), order, n)
+           for key, r in theirs.items()}
+    _, values = blueprint_values(policy, state, board, states, own, 1 - position, runouts)
     return values[order]
 
 
