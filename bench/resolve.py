@@ -89,6 +89,7 @@ def run_case(name: str, hands: int, seed: int, iterations: int | None = None) ->
     plain: dict[int, list[float]] = {s: [] for s in range(game.num_rounds)}
     resolving: dict[int, list[float]] = {s: [] for s in range(game.num_rounds)}
     resolved: dict[int, list[float]] = {s: [] for s in range(game.num_rounds)}
+    nodes: dict[int, list[float]] = {s: [] for s in range(game.num_rounds)}
     chips = []
     t_start = time.perf_counter()
     deal = None
@@ -113,6 +114,8 @@ def run_case(name: str, hands: int, seed: int, iterations: int | None = None) ->
                 resolving[state.round].append(spent)
                 if counts.resolves + counts.timeouts > before:
                     resolved[state.round].append(spent)
+                    if walk._solution is not None and counts.resolves > before:
+                        nodes[state.round].append(float(len(walk._solution.tree)))
             else:
                 action = blind_action("random", state, rng)
                 if action is None:
@@ -131,6 +134,7 @@ def run_case(name: str, hands: int, seed: int, iterations: int | None = None) ->
         "blueprint_seconds_by_street": {s: _quantiles(v) for s, v in plain.items()},
         "resolving_seconds_by_street": {s: _quantiles(v) for s, v in resolving.items()},
         "re_solves_seconds_by_street": {s: _quantiles(v) for s, v in resolved.items()},
+        "subgame_nodes_by_street": {s: _quantiles(v) for s, v in nodes.items()},
         "mbb_per_game_vs_random": float(np.mean(chips)) * 1000.0 / game.big_blind if chips else None,
     }
 
