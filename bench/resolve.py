@@ -114,8 +114,8 @@ def run_case(name: str, hands: int, seed: int, iterations: int | None = None) ->
                 resolving[state.round].append(spent)
                 if counts.resolves + counts.timeouts > before:
                     resolved[state.round].append(spent)
-                    if walk._solution is not None and counts.resolves > before:
-                        nodes[state.round].append(float(len(walk._solution.tree)))
+                    if walk.solution is not None and counts.resolves > before:
+                        nodes[state.round].append(float(len(walk.solution[0].tree)))
             else:
                 action = blind_action("random", state, rng)
                 if action is None:

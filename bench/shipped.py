@@ -10,6 +10,12 @@ its last line; progress goes to stderr.
     python bench/shipped.py --quick    # 1,000 hands per seating
     python bench/shipped.py --soak 100000   # the 20-card strategy against random only
     python bench/shipped.py --only holdem.nolimit.2p.reverse_blinds --jobs 2   # two at a time
+    python bench/shipped.py --only holdem.nolimit.2p.reverse_blinds --bots random --hands 1000 \
+        --resolve --resolve-from preflop --resolve-iterations 100   # the re-solving player's row
+
+``--resolve`` seats the re-solving player (``resolve:FILE``) instead of the blueprint,
+with the ``--resolve-*`` options given (the rest at their defaults); its re-solve counts
+are in the row's ``translation.resolve``.
 
 ``--soak N`` plays one N-hand match of the 20-card hold'em strategy against ``random``
 (which bets sizes anywhere in the legal range, mostly off the tree) and checks that it
@@ -50,11 +56,13 @@ TABLES = {
 
 
 def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: Path,
-              cpus: str | None = None) -> dict:
-    """One duplicate match through the CLI; its JSON summary plus the wall time."""
-    cmd = [sys.executable, "-m", "agent", "match", game, "--players", f"strategy:{strategy}", bot,
+              cpus: str | None = None, resolve: list[str] | None = None) -> dict:
+    """One duplicate match through the CLI; its JSON summary plus the wall time
+    (``resolve``: the re-solving player with these ``--resolve-*`` flags)."""
+    player = f"resolve:{strategy}" if resolve is not None else f"strategy:{strategy}"
+    cmd = [sys.executable, "-m", "agent", "match", game, "--players", player, bot,
            "--hands", str(hands), "--duplicate", "--seed", str(seed), "--json", "--quiet", "--no-aivat",
-           "--log", str(log)]
+           "--log", str(log), *(resolve or [])]
     tables = TABLES.get(game)
     if tables is not None and (tables / "meta.json").exists():
         cmd += ["--tables", str(tables)]
@@ -129,7 +137,16 @@ def main() -> None:
     ap.add_argument("--soak", type=int, metavar="N", help="only: one N-hand match of short20 against random")
     ap.add_argument("--jobs", type=int, default=1,
                     help="matches side by side, each pinned to one CPU (default 1)")
+    ap.add_argument("--resolve", action="store_true", help="the re-solving player instead of the blueprint")
+    ap.add_argument("--resolve-from", help="re-solving: the earliest street (default: the player's)")
+    ap.add_argument("--resolve-iterations", type=int, help="re-solving: iterations a re-solve (default: the player's)")
+    ap.add_argument("--resolve-gadget", help="re-solving: safe, estimated or none (default: the player's)")
     args = ap.parse_args()
+    resolve = None
+    if args.resolve:
+        resolve = [f"--resolve-{k}={v}" for k, v in (("from", args.resolve_from),
+                                                    ("iterations", args.resolve_iterations),
+                                                    ("gadget", args.resolve_gadget)) if v is not None]
     if args.soak:
         result = soak(args.soak, args.seed)
         print(json.dumps({"soak": result}))
@@ -149,14 +166,14 @@ def main() -> None:
         def one(k: int) -> dict:
             f, game, bot = jobs[k]
             cpus = str(k % n_cpu) if args.jobs > 1 else None
-            r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log", cpus)
+            r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log", cpus, resolve)
             print(f"{game} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
                   file=sys.stderr, flush=True)
             return r
 
         for (f, game, bot), r in zip(jobs, pool.map(one, range(len(jobs)))):
             results.setdefault(game, []).append(r)
-    print(json.dumps({"hands_per_seating": hands, "seed": args.seed, "results": results,
+    print(json.dumps({"hands_per_seating": hands, "seed": args.seed, "resolve": resolve, "results": results,
                       "all_win": all(r["wins"] for g, rs in results.items() if not g.startswith("kuhn")
                                      for r in rs),
                       "quick": bool(args.quick), "total_s": round(time.perf_counter() - t0, 1)}))

@@ -270,7 +270,7 @@ def test_a_raise_past_the_cap_preflop_is_re_solved_to_the_street_end(capsys):
         walk = ResolvingWalk(pol, state.actor, 1, 1, options, resolve_counts=counts)
         action, probs = walk.decide(state, hole, [])
         assert counts.resolves == 1 and counts.limited == 1
-        acts = walk._solution.tree.actions[0]
+        acts = walk.solution[0].tree.actions[0]
         calls[hand] = float(probs[acts.index(Action.call())])
     assert calls["7c2d"] < 0.01 and calls["AsAh"] > 0.99
     assert main(["inspect", str(path), "--history", "r300r900r2700r20000", "--hand", "7c2d", "--tables", "none",

@@ -634,10 +634,11 @@ def resolved_distribution(policy: TranslatedPolicy, spec: ResolveSpec, state: St
     _, probs = walk.decide(state, hole, board)
     entries: list[dict[str, Any]] = []
     source = "blueprint"
-    sol = walk._solution
+    sol = walk.solution
     if (counts.resolves or counts.followed) and sol is not None and probs is not None:
         source = "solved" if counts.resolves else "followed"
-        entries = [{"action": _action_text(a), "prob": float(q)} for a, q in zip(sol.tree.actions[walk._node], probs)]
+        solver, node = sol
+        entries = [{"action": _action_text(a), "prob": float(q)} for a, q in zip(solver.tree.actions[node], probs)]
     return {"source": source, "limited": bool(counts.limited), "seconds": counts.seconds,
             "counts": counts.to_dict(), "actions": entries}
 

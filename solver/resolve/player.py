@@ -172,6 +172,12 @@ class ResolvingWalk:
         #: the last re-solve's inputs, for inspection: (my range, opponent weights, alternatives)
         self.last_inputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
+    @property
+    def solution(self) -> tuple[SubgameSolver, int] | None:
+        """The last solution and the node of its tree the real history is at (None before
+        the hand's first re-solve, or once the blueprint has played since)."""
+        return None if self._solution is None else (self._solution, self._node)
+
     # -- following the real history
 
     def _follow(self, state: State, board: Sequence[int]) -> None:
