@@ -478,3 +478,44 @@ def test_responder_values_from_inside_a_hand():
         mine = {k: r.reshape(-1, 6)[b] for k, r in rows.items()}
         hands, values = responder_values(pol, state, board, mine, seat, Responder())
         assert values == pytest.approx(whole[b] * 120, abs=1e-12)
+
+
+def test_pokerbot_eval_translated_resolve(capsys):
+    """``eval translated --resolve`` is the exact evaluation of the re-solving player
+    with the --resolve-* options (the same figure as solver.resolve.exact computes), and
+    refuses a seconds cap in one line."""
+    import json
+
+    from agent.cli import main
+    from solver.play.player import translated
+    from solver.resolve.exact import resolved_exploitability
+    from solver.resolve.player import ResolveOptions
+    from solver.strategy_io import open_strategy
+
+    leduc = str(Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy")
+    flags = ["--responder", "0.75,a", "--resolve", "--resolve-iterations", "5", "--resolve-sizes", "1"]
+    assert main(["eval", "translated", leduc, *flags, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    game = load_game("leduc.nolimit.2p")
+    policy = translated(open_strategy(Path(leduc), game=game))
+    want, info = resolved_exploitability(policy, ResolveOptions(iterations=5, sizes=(1.0,)),
+                                         responder=Responder.parse("0.75,a"))
+    assert info["resolves"] > 0 and doc["resolve"]["resolves"] == info["resolves"]
+    assert doc["mbb_per_game"] == pytest.approx(want.mbb_per_game, abs=1e-9)
+    assert "against_blueprint_mbb_per_game" in doc
+    assert main(["eval", "translated", leduc, *flags, "--resolve-seconds", "1"]) == 2
+    assert "iteration budgets" in capsys.readouterr().err
+
+
+def test_a_branch_the_player_never_reaches_is_worth_nothing():
+    """A walk into a branch with no mapping state left (every reach zero) values it at
+    zero for the responder instead of failing (the exact re-solving walk makes such
+    branches when a solution's action has no weight for any row it still holds)."""
+    from solver.evaluation.real_response import _Walker
+
+    game = load_game("leduc.nolimit.2p")
+    pol = _random_policy(game, "0.5p,1p,a/1p,a,cap2", "pseudo_harmonic", seed=9)
+    walker = _Walker(pol, game, symmetric=False)
+    state = State.new_hand(game)
+    assert not walker.br(state, 0, {}, 1).any() and walker.br(state, 0, {}, 1).shape == (6,)
+    assert not walker.play_values(state, 0, {}, {0: np.ones(6)}, 1).any()

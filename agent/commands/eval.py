@@ -27,7 +27,7 @@ from ..strategy_player import StrategyPlayer
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
 from .eval_png import add_png_option, write_png
-from .options import UserError
+from .options import UserError, add_resolve_options, resolve_spec
 from .strategy_tables import add_tables_option
 
 
@@ -256,6 +256,7 @@ def _register_translated(what: argparse._SubParsersAction) -> None:  # type: ign
             "examples:\n"
             "  pokerbot eval translated strategies/leduc.nolimit.2p.strategy --responder any\n"
             "  pokerbot eval translated strategies/holdem.nolimit.2p.short20.strategy --responder a --json\n"
+            "  pokerbot eval translated strategies/leduc.nolimit.2p.strategy --responder any --resolve\n"
             f"--responder: pot fractions and 'a' (all-in), '+capN' raises past the player's cap "
             f"(default {DEFAULT_RESPONDER}), or 'any'."
         ),
@@ -264,6 +265,10 @@ def _register_translated(what: argparse._SubParsersAction) -> None:  # type: ign
     t.add_argument("--responder", default=DEFAULT_RESPONDER, metavar="SPEC", help="the responder's bets (see below)")
     t.add_argument("--mapping", default="pseudo_harmonic", help="the action translation (default pseudo_harmonic)")
     t.add_argument("--predict", action="store_true", help="print the prediction only")
+    t.add_argument("--resolve", action="store_true",
+                   help="the re-solving player (resolve:FILE, with the --resolve-* options) instead: its exact "
+                        "exploitability, and its exact value against the translated blueprint")
+    add_resolve_options(t, flag=False)
     t.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     t.set_defaults(func=_run_translated)
 
@@ -298,6 +303,8 @@ def _run_translated(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"game": sf.game.name, "responder": words, "prediction": cost.to_dict()}))
         return 0
+    if args.resolve:
+        return _run_resolved(args, sf, policy, responder, words, cost)
     bar = Progress(sum(cost.nodes), "best response", unit="nodes", enabled=not args.json)
     try:
         result = real_exploitability(policy, responder=responder, count_tree=False, self_play=False,
@@ -312,4 +319,39 @@ def _run_translated(args: argparse.Namespace) -> int:
     print(f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
           f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g "
           f"({result.nodes:,} nodes, {result.seconds:.1f} s)")
+    return 0
+
+
+def _run_resolved(args: argparse.Namespace, sf: Any, policy: Any, responder: Any, words: str, cost: Any) -> int:
+    """``eval translated --resolve``: the re-solving player tabulated over the real game
+    (:mod:`solver.resolve.exact`), its exploitability and its value against the
+    translated blueprint, exactly."""
+    from solver.resolve.exact import resolved_exploitability, resolved_head_to_head
+
+    spec = resolve_spec(args)
+    if spec.seconds is not None:
+        raise UserError("--resolve-seconds makes the player depend on the clock: an exact evaluation needs "
+                        "iteration budgets only")
+    options = spec.options()
+    if not args.json:
+        print(f"re-solving: {spec.iterations} iterations a re-solve, sizes {','.join(f'{x:g}' for x in spec.sizes)}, "
+              f"gadget {spec.gadget} (the prediction is the translated player's walk; re-solving walks more)")
+    bar = Progress(sum(cost.nodes), "best response to the re-solving player", unit="nodes", enabled=not args.json)
+    try:
+        result, info = resolved_exploitability(policy, options, responder=responder, progress=lambda n: bar.update(n))
+    finally:
+        bar.close()
+    seats = resolved_head_to_head(policy, options)
+    versus = 1000.0 * (seats[0] + seats[1]) / 2.0 / sf.game.big_blind
+    doc = {"game": sf.game.name, "strategy": str(args.strategy), "responder": words, "resolve": info,
+           "options": {"iterations": spec.iterations, "sizes": list(spec.sizes), "at": list(spec.at),
+                       "first": spec.first, "gadget": spec.gadget},
+           "against_blueprint_mbb_per_game": versus, "against_blueprint_seats": list(seats), **result.to_dict()}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
+          f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g "
+          f"({info['resolves']:,} re-solves, {result.seconds:.1f} s)")
+    print(f"against its blueprint (translated): {versus:+.1f} mbb/g")
     return 0

@@ -404,6 +404,8 @@ class _Walker(TranslatedPlayer):
     def br(self, state: State, street: int, ms: MappingStates, seat: int) -> np.ndarray:
         """Values over ``street``'s rows of the best responder in ``seat`` against the
         player's mapping states ``ms`` at the real ``state``."""
+        if not ms:  # the player never gets here: nothing to win (a branch of zero reach)
+            return np.zeros(self.cards.n_rows(street))
         if self.runouts is not None and self._leaf(state):
             return self.leaf(state, ms, seat)
         if state.round != street:
@@ -463,6 +465,8 @@ class _Walker(TranslatedPlayer):
         reach), ``mo`` the ``seat`` player's own (per row, the probability that its
         translation is at each abstract node), each seat translating the other's actions
         with its own draws; leaves and terminals as in :meth:`br`."""
+        if not ms or not mo:  # a branch one of them never reaches
+            return np.zeros(self.cards.n_rows(street))
         own = sum(mo.values())
         if self.runouts is not None and self._leaf(state):
             return self.leaf(state, ms, seat) * own

@@ -327,6 +327,8 @@ def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, gam
     cards = walker.cards
 
     def value(state: State, street: int, ms: tuple[dict, dict], seat: int) -> float:
+        if not ms[0] or not ms[1]:  # a branch one seat never reaches
+            return 0.0
         if state.round != street:
             ms = tuple({k: cards.expand(r, street, state.round) for k, r in m.items()} for m in ms)  # type: ignore[assignment]
             street = state.round
