@@ -88,51 +88,46 @@ def _positive_total(regrets, r0, na, h):  # pragma: no cover - compiled
     return total
 
 
-#: Hands a pass takes at a time, node by node (the hand loops are independent but for
-#: the terminal sums, which take whole vectors): rows stay in cache across a chunk.
-_CHUNK = 64
-
-
+@njit(cache=True)
 def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
     """The first part of one traverser's CFR update over the flat subgame tree (nodes in
     pre-order, so a parent comes before its children): both reaches top-down
     (``reach_p[0]``, ``reach_o[0]`` given; a chance node's child masks the hands that hold
-    its new cards, ``live[board_of[child]]``), by regret matching at the decisions; hands
-    in chunks of :data:`_CHUNK`, independent of each other."""
+    its new cards, ``live[board_of[child]]``), by regret matching at the decisions (node
+    by node, each node's row of hands in one sweep: on a big tree, blocks of hands taken
+    across every node measured 1.6 times slower)."""
     n_nodes, n_hands = reach_p.shape
-    for chunk in range((n_hands + _CHUNK - 1) // _CHUNK):
-        lo = chunk * _CHUNK
-        hi = min(lo + _CHUNK, n_hands)
-        for n in range(n_nodes):
-            k = kind[n]
-            if k == _CHANCE:
-                for j in range(kid_ptr[n], kid_ptr[n + 1]):
-                    c = kids[j]
-                    b = board_of[c]
-                    for h in range(lo, hi):
-                        reach_p[c, h] = reach_p[n, h] * live[b, h]
-                        reach_o[c, h] = reach_o[n, h] * live[b, h]
-                continue
-            if k != _DECISION:
-                continue
-            a0 = kid_ptr[n]
-            na = kid_ptr[n + 1] - a0
-            r0 = row_off[n]
-            mine = player[n] == p
-            for h in range(lo, hi):
-                total = _positive_total(regrets, r0, na, h)
-                for i in range(na):
-                    c = kids[a0 + i]
-                    x = regrets[r0 + i, h]
-                    sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
-                    if mine:
-                        reach_p[c, h] = reach_p[n, h] * sig
-                        reach_o[c, h] = reach_o[n, h]
-                    else:
-                        reach_o[c, h] = reach_o[n, h] * sig
-                        reach_p[c, h] = reach_p[n, h]
+    for n in range(n_nodes):
+        k = kind[n]
+        if k == _CHANCE:
+            for j in range(kid_ptr[n], kid_ptr[n + 1]):
+                c = kids[j]
+                b = board_of[c]
+                for h in range(n_hands):
+                    reach_p[c, h] = reach_p[n, h] * live[b, h]
+                    reach_o[c, h] = reach_o[n, h] * live[b, h]
+            continue
+        if k != _DECISION:
+            continue
+        a0 = kid_ptr[n]
+        na = kid_ptr[n + 1] - a0
+        r0 = row_off[n]
+        mine = player[n] == p
+        for h in range(n_hands):
+            total = _positive_total(regrets, r0, na, h)
+            for i in range(na):
+                c = kids[a0 + i]
+                x = regrets[r0 + i, h]
+                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                if mine:
+                    reach_p[c, h] = reach_p[n, h] * sig
+                    reach_o[c, h] = reach_o[n, h]
+                else:
+                    reach_o[c, h] = reach_o[n, h] * sig
+                    reach_p[c, h] = reach_p[n, h]
 
 
+@njit(cache=True)
 def _terminal_pass(p, terminals, kind, player, spent, board_of, final_of, hands, order, ranks, live, reach_o,
                    value):  # pragma: no cover - compiled
     """The traverser's values at the folds and showdowns (``terminals``), each from the
@@ -152,50 +147,44 @@ def _terminal_pass(p, terminals, kind, player, spent, board_of, final_of, hands,
             value[n, h] *= chips * live[b, h]
 
 
+@njit(cache=True)
 def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg, reach_p, value, weight,
                 plus):  # pragma: no cover - compiled
     """The last part: counterfactual values bottom-up into ``value`` at the decisions and
     chance nodes (a chance node: its children's sum times the probability of one card;
     terminals and leaves are filled before), and the traverser's regrets (floored at zero
-    with ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes;
-    hands in chunks, independent of each other."""
+    with ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes."""
     n_nodes, n_hands = value.shape
-    for chunk in range((n_hands + _CHUNK - 1) // _CHUNK):
-        lo = chunk * _CHUNK
-        hi = min(lo + _CHUNK, n_hands)
-        sigma = np.empty(16)
-        for n in range(n_nodes - 1, -1, -1):
-            k = kind[n]
-            if k != _DECISION and k != _CHANCE:
-                continue
-            a0 = kid_ptr[n]
-            na = kid_ptr[n + 1] - a0
-            if k == _CHANCE or player[n] != p:
-                scale = chance_p[n] if k == _CHANCE else 1.0
-                for h in range(lo, hi):
-                    v = 0.0
-                    for i in range(na):
-                        v += value[kids[a0 + i], h]
-                    value[n, h] = v * scale
-                continue
-            r0 = row_off[n]
-            for h in range(lo, hi):
-                total = _positive_total(regrets, r0, na, h)
+    sigma = np.empty(16)
+    for n in range(n_nodes - 1, -1, -1):
+        k = kind[n]
+        if k != _DECISION and k != _CHANCE:
+            continue
+        a0 = kid_ptr[n]
+        na = kid_ptr[n + 1] - a0
+        if k == _CHANCE or player[n] != p:
+            scale = chance_p[n] if k == _CHANCE else 1.0
+            for h in range(n_hands):
                 v = 0.0
                 for i in range(na):
-                    x = regrets[r0 + i, h]
-                    sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
-                    sigma[i] = sig
-                    v += sig * value[kids[a0 + i], h]
-                value[n, h] = v
-                w = weight * reach_p[n, h]
-                for i in range(na):
-                    x = regrets[r0 + i, h] + value[kids[a0 + i], h] - v
-                    regrets[r0 + i, h] = x if (x > 0.0 or not plus) else 0.0
-                    avg[r0 + i, h] += w * sigma[i]
-
-
-_reach_pass, _terminal_pass, _value_pass = (njit(cache=True)(f) for f in (_reach_pass, _terminal_pass, _value_pass))
+                    v += value[kids[a0 + i], h]
+                value[n, h] = v * scale
+            continue
+        r0 = row_off[n]
+        for h in range(n_hands):
+            total = _positive_total(regrets, r0, na, h)
+            v = 0.0
+            for i in range(na):
+                x = regrets[r0 + i, h]
+                sig = (x if x > 0.0 else 0.0) / total if total > 0.0 else 1.0 / na
+                sigma[i] = sig
+                v += sig * value[kids[a0 + i], h]
+            value[n, h] = v
+            w = weight * reach_p[n, h]
+            for i in range(na):
+                x = regrets[r0 + i, h] + value[kids[a0 + i], h] - v
+                regrets[r0 + i, h] = x if (x > 0.0 or not plus) else 0.0
+                avg[r0 + i, h] += w * sigma[i]
 
 
 def deck_hands(game: Game) -> np.ndarray:
