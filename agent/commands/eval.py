@@ -316,10 +316,14 @@ def _run_translated(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc))
         return 0
-    print(f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
-          f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g "
-          f"({result.nodes:,} nodes, {result.seconds:.1f} s)")
+    print(_br_line(result, f"{result.nodes:,} nodes"))
     return 0
+
+
+def _br_line(result: Any, work: str) -> str:
+    """The line of a real best response's figures (``work``: what the walk did)."""
+    return (f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
+            f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g ({work}, {result.seconds:.1f} s)")
 
 
 def _run_resolved(args: argparse.Namespace, sf: Any, policy: Any, responder: Any, words: str, cost: Any) -> int:
@@ -350,8 +354,6 @@ def _run_resolved(args: argparse.Namespace, sf: Any, policy: Any, responder: Any
     if args.json:
         print(json.dumps(doc))
         return 0
-    print(f"best response P0 {result.br[0]:+.6f}  P1 {result.br[1]:+.6f} chips/game; exploitability "
-          f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g "
-          f"({info['resolves']:,} re-solves, {result.seconds:.1f} s)")
+    print(_br_line(result, f"{info['resolves']:,} re-solves"))
     print(f"against its blueprint (translated): {versus:+.1f} mbb/g")
     return 0
