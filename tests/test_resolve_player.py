@@ -337,3 +337,38 @@ def test_the_gadgets_alternatives_and_ranges():
         ResolveSpec.parse(gadget="trusting")
     with pytest.raises(ValueError, match="gadget"):
         ResolveOptions(gadget="trusting")
+
+
+_FULL = load_game("holdem.nolimit.2p.reverse_blinds")
+_FULL_POLICY: list = []
+
+
+def _full_policy():
+    if not _FULL_POLICY:
+        from solver.play.player import open_playable
+
+        path = STRATEGIES / "holdem.nolimit.2p.reverse_blinds.strategy"
+        _FULL_POLICY.append(translated(open_playable(path, game=_FULL, tables="none")))
+    return _FULL_POLICY[0]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), position=st.integers(0, 1))
+def test_full_deck_preflop_and_flop_re_solves_are_legal(seed, position):
+    """The full-deck blueprint re-solving from preflop against a wild opponent (random
+    sizes, many off the tree) through the preflop and the flop: every subgame stops at
+    its street's end and every action it takes is legal."""
+    pol = _full_policy()
+    rng = random.Random(seed)
+    deal = Dealer(_FULL, seed).next_deal()
+    walk = ResolvingWalk(pol, position, seed, seed, ResolveOptions(iterations=10, runouts=20, first_street=0))
+    state = State.new_hand(_FULL, deal)
+    while state.actor is not None and state.round <= 1:
+        board = deal.board_through(state.round)
+        if state.actor == position:
+            action, _ = walk.decide(state, deal.holes[position], board)
+            assert action in _legal(state), (state.betting_string(), action)
+        else:
+            action = _wild(state, rng)
+        state = state.apply(action)
+    assert walk.counts.resolves == walk.counts.limited  # preflop and flop: always to the street's end
