@@ -132,8 +132,8 @@ def add_resolve_options(p: argparse.ArgumentParser, flag: bool) -> None:
     which makes ``--strategy FILE`` re-solve)."""
     if flag:
         p.add_argument("--resolve", action="store_true",
-                       help="the strategy re-solves the rest of the hand on the turn and river when the "
-                            "opponent leaves its tree (the same as resolve:FILE)")
+                       help="the strategy re-solves when the opponent leaves its tree, from --resolve-from on "
+                            "(default the turn; earlier streets to their end) (the same as resolve:FILE)")
     p.add_argument("--resolve-iterations", type=positive_int, default=200, metavar="N",
                    help="re-solving: Discounted CFR iterations a re-solve runs (default 200; the budget, "
                         "so that a match replays exactly)")
