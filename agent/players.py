@@ -69,7 +69,7 @@ class ResolveSpec:
     ``max_nodes``: a subgame to the end of the hand bigger than this stops at its street's
     end, where the pot is shown down over ``runouts`` seeded boards (0: the blueprint
     plays instead), and ``gadget``: what keeps a re-solve safe
-    (:data:`solver.resolve.player.GADGETS`)."""
+    (:data:`solver.resolve.GADGETS`)."""
 
     iterations: int = 200
     seconds: float | None = None

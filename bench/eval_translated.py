@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.commands.eval import DEFAULT_RESPONDER  # noqa: E402
 from poker.game import load_game
 from solver.evaluation.leaks import planted_policy
 from solver.evaluation.real_response import Responder, real_exploitability
@@ -57,7 +58,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="leave out the 20-card default responder (12 minutes)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    default = "0.25,0.5,0.75,1,1.5,2,a,+cap1"
+    default = DEFAULT_RESPONDER
     policies = {}
     for name in ("leduc.nolimit.2p", "holdem.nolimit.2p.short20"):
         game = load_game(name)

@@ -172,6 +172,8 @@ def main() -> None:
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         ap.error(f"--cases: no case {unknown[0]!r} (cases: {', '.join(CASES)})")
+    if args.iterations is not None and args.iterations < 1:
+        ap.error(f"--iterations {args.iterations}: at least 1")
     hands = args.hands or (20 if args.quick else 200)
     out: dict = {"quick": args.quick, "machine": {"load_before": os.getloadavg()}}
     print("run-outs: error and cost ...", file=sys.stderr, flush=True)

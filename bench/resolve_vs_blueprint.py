@@ -102,6 +102,8 @@ def main() -> None:
         ap.error(f"--at {args.at!r}: street numbers separated by commas")
     if not at:
         ap.error("--at: at least one street")
+    if args.iterations < 1 or (args.deals is not None and args.deals < 2):
+        ap.error("--iterations: at least 1; --deals: at least 2")
     deals = args.deals or (40 if args.quick else 800)
     out: dict = {"game": GAME, "iterations": args.iterations, "at": list(at), "seed": args.seed, "rows": []}
     for g in gadgets:

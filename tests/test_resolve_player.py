@@ -279,6 +279,8 @@ def test_a_raise_past_the_cap_preflop_is_re_solved_to_the_street_end(capsys):
     assert doc["actions"][0]["real"] == "c"  # the blueprint: call (fallback)
     got = {a["action"]: a["prob"] for a in doc["resolving"]["actions"]}
     assert doc["resolving"]["source"] == "solved" and got["fold"] > 0.99
+    assert main(["inspect", str(path), "--tables", "none", "--resolve"]) == 2  # no --hand: one line
+    assert "--resolve" in capsys.readouterr().err
 
 
 def test_subgames_past_the_node_limit_stop_at_the_street_end():

@@ -29,7 +29,7 @@ import numpy as np
 from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
-from poker.state import Action, ActionKind, State
+from poker.state import ActionKind, State
 from solver.play.player import bucket_fn, translated
 from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
 from solver.strategy_io import StrategyFile
@@ -524,6 +524,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--grid shows every preflop hand: leave out --hand")
     if args.board and args.hand is None:
         raise UserError("--board goes with --hand")
+    if args.resolve and (args.hand is None or args.grid):
+        raise UserError("--resolve shows the re-solving player at --history for --hand CARDS (not with --grid)")
     if args.history is not None and args.hand is None and not args.grid:
         raise UserError("--history needs --hand CARDS (or --grid for hold'em)")
     f = open_with_tables(args.file, args.tables, quiet=args.json)
@@ -614,7 +616,7 @@ def run(args: argparse.Namespace) -> int:
                "blueprint": "nothing to re-solve here: the blueprint plays, as above"}[r["source"]]
         print(f"re-solving player ({how}):")
         for a in r["actions"]:
-            print(f"  {a['action']:<24} {a['prob']:>8.4f}")
+            print(f"  {a['action']:<24} {a['real']:>8} {a['prob']:>8.4f}")
     return 0
 
 
@@ -623,7 +625,7 @@ def resolved_distribution(policy: TranslatedPolicy, spec: ResolveSpec, state: St
     """What the re-solving player with ``spec`` plays at ``state`` holding ``hole`` on
     ``board`` (its own earlier actions taken as the history has them): ``{"source":
     "solved" | "followed" | "blueprint", "limited", "seconds", "counts", "actions":
-    [{"action", "prob"}]}``; where nothing triggers a re-solve the blueprint plays and
+    [{"action", "real", "prob"}]}``; where nothing triggers a re-solve the blueprint plays and
     ``actions`` is empty (its distribution is the one printed above)."""
     from solver.resolve.player import ResolveCounts, ResolvingWalk
 
@@ -638,10 +640,7 @@ def resolved_distribution(policy: TranslatedPolicy, spec: ResolveSpec, state: St
     if (counts.resolves or counts.followed) and sol is not None and probs is not None:
         source = "solved" if counts.resolves else "followed"
         solver, node = sol
-        entries = [{"action": _action_text(a), "prob": float(q)} for a, q in zip(solver.tree.actions[node], probs)]
+        entries = [dict(zip(("action", "real"), _real_entry(state, a)), prob=float(q))
+                   for a, q in zip(solver.tree.actions[node], probs)]
     return {"source": source, "limited": bool(counts.limited), "seconds": counts.seconds,
             "counts": counts.to_dict(), "actions": entries}
-
-
-def _action_text(a: Action) -> str:
-    return "fold" if a.kind is ActionKind.FOLD else "call" if a.kind is ActionKind.CALL else f"raise to {a.amount}"

@@ -47,15 +47,19 @@ exact exploitability.
 
 from __future__ import annotations
 
+import functools
 import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
 from abstraction.translation import uniform
 from poker.betting import ActionKind
+from poker.cards import deck_cards
+from poker.game import Game
 from poker.state import Action, State
 
 from ..evaluation.real_response import Responder, blueprint_values, responder_values
@@ -389,12 +393,12 @@ def resolve_subgame(
     # the tree first: a subgame past the limits costs no alternatives
     limit = max(1, min(opts.max_nodes, opts.max_cells // hands.shape[0]))
     try:
-        build_subgame(state, betting, board, limit)
+        tree = build_subgame(state, betting, board, limit)
     except SubgameTooBig:
         if opts.runouts < 1:
             return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
         try:  # the rest of the hand does not fit: stop at the street's end
-            build_subgame(state, betting, board, limit, depth_limited=True)
+            tree = build_subgame(state, betting, board, limit, depth_limited=True)
         except SubgameTooBig:
             return Resolved(None, "too_big", seconds=time.perf_counter() - t0)
         runouts = (opts.runouts, runout_seed(board))
@@ -415,7 +419,7 @@ def resolve_subgame(
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
                            algorithm="dcfr", gadget=None if alt is None else (opp, alt),
                            runouts=None if runouts is None else runouts[0],
-                           seed=0 if runouts is None else runouts[1])
+                           seed=0 if runouts is None else runouts[1], tree=tree)
     done = 0
     while done < opts.iterations:
         step = min(10, opts.iterations - done)
@@ -485,9 +489,7 @@ def _alternatives(policy: TranslatedPolicy, position: int, ranges: BlueprintRang
     best responding (its mapping states in proportion to its blueprint reach through
     each, per hand)."""
     share = np.divide(mine, blueprint_mine, out=np.zeros_like(mine), where=blueprint_mine > 0)
-    walker_hands = _walker_hands(policy.game)
-    order = _reorder(hands, walker_hands)  # our row -> the walk's row
-    n = walker_hands.shape[0]
+    order, n = _walker_order(policy.game, hands)  # our row -> the walk's row
     states = {key: _to_walker((r0 if position == 0 else r1) * share, order, n)
               for key, (r0, r1) in ranges._states.items()}
     if not estimated:
@@ -529,13 +531,22 @@ def _row_of(hands: np.ndarray, hole: Sequence[int]) -> int:
     return int(rows[0])
 
 
-def _walker_hands(game) -> np.ndarray:
-    from itertools import combinations
+@functools.lru_cache(maxsize=8)
+def _deck_to_walker(game: Game) -> np.ndarray:
+    """For each row of :func:`deck_hands`, the row of the real-game walks' hands (every
+    hand of the deck in dealing order, :class:`~solver.evaluation._cards.CardLayer`)."""
+    walker = np.array(list(combinations(deck_cards(game.num_ranks, game.num_suits), game.num_hole_cards)),
+                      dtype=np.int64)
+    return _reorder(deck_hands(game), walker)
 
-    from poker.cards import deck_cards
 
-    return np.array(list(combinations(deck_cards(game.num_ranks, game.num_suits), game.num_hole_cards)),
-                    dtype=np.int64)
+def _walker_order(game: Game, hands: np.ndarray) -> tuple[np.ndarray, int]:
+    """``hands`` (:func:`deck_hands`) row -> the walks' row, and the walks' row count;
+    computed once per game."""
+    order = _deck_to_walker(game)
+    if order.shape[0] != hands.shape[0]:
+        raise ValueError("the hands are not the deck's")
+    return order, order.shape[0]
 
 
 def _reorder(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:
