@@ -27,13 +27,13 @@ immutable: each action gives a new one, so a walk can branch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from poker.state import Action, State
 
-from ..play.policy import TranslatedPolicy, after_opponent
+from ..play.policy import TranslatedPolicy
 from .real_response import MappingStates, TranslatedPlayer
 
 __all__ = ["PlayerRange"]
@@ -43,12 +43,17 @@ class _HandRows:
     """The rows of private hands of one hand (one deal's board), their buckets per street
     (filled as the streets' boards arrive) and the player's rules over them."""
 
-    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray) -> None:
+    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray,
+                 rules: Callable[[_HandRows], TranslatedPlayer] | None = None) -> None:
         self.policy = policy
         self.hands = np.ascontiguousarray(hands, dtype=np.int64)
         self.buckets: list[np.ndarray] = []
-        self.player = TranslatedPlayer(policy, self.buckets)
         self._board: tuple[int, ...] = ()
+        self.player = TranslatedPlayer(policy, self.buckets) if rules is None else rules(self)
+
+    def board_through(self, street: int) -> tuple[int, ...]:
+        """The hand's board cards through ``street`` (as far as they are known)."""
+        return self._board[: sum(self.policy.game.num_board_cards[: street + 1])]
 
     def reach_street(self, street: int, board: Sequence[int]) -> None:
         """Make the buckets of every street through ``street`` known (``board``: the board
@@ -84,10 +89,11 @@ class PlayerRange:
     hand. :meth:`after` follows one real action; :meth:`weights` is the likelihood of the
     history so far for each row (multiply by a prior and normalize for the posterior)."""
 
-    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray, position: int) -> None:
+    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray, position: int,
+                 rules: Callable[[_HandRows], TranslatedPlayer] | None = None) -> None:
         self.position = int(position)
-        self._rows = _HandRows(policy, hands)
-        self._states: MappingStates = {0: np.ones(self._rows.hands.shape[0])}
+        self._rows = _HandRows(policy, hands, rules)
+        self._states: MappingStates = {self._rows.player.start_key: np.ones(self._rows.hands.shape[0])}
 
     @property
     def hands(self) -> np.ndarray:
@@ -121,7 +127,8 @@ class PlayerRange:
         if state.actor == self.position:
             moved = self.moves(state, board).get(action)
             return moved if moved is not None else self._with({})
-        return self._with(after_opponent(self._rows.policy, self._states, state, action))
+        self._rows.reach_street(state.round, board)
+        return self._with(self._rows.player.after_opponent(self._states, state, action))
 
     def fold_probability(self, state: State, board: Sequence[int], action: Action, prior: np.ndarray) -> float:
         """The probability that the player folds at once when the other seat plays

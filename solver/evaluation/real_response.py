@@ -254,6 +254,9 @@ class TranslatedPlayer:
     actions (:func:`solver.play.policy.after_opponent`) and by its own real actions
     (:meth:`own_moves`), with the fallbacks of :class:`solver.play.policy.HandWalk`."""
 
+    #: the mapping state of a hand's start: the blueprint tree's root
+    start_key: Any = 0
+
     def __init__(self, policy: TranslatedPolicy, buckets: list[np.ndarray]) -> None:
         self.policy = policy
         self.buckets = buckets

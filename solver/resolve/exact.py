@@ -52,33 +52,43 @@ from .player import (ResolveOptions, Resolved, _opponent_raise, _reorder, descen
 from .ranges import BlueprintRanges
 from .subgame import deck_hands
 
-__all__ = ["resolved_exploitability", "resolved_head_to_head", "ResolvingPlayer"]
+__all__ = ["resolved_exploitability", "resolved_head_to_head", "ResolvingPlayer", "ResolvingRules"]
 
 #: (blueprint walk node or LOST, opponent off the tree 0/1, lineage, solution node or -1,
 #: the opponent left the solution there 0/1)
 Key = tuple[int, int, tuple[int, ...], int, int]
 
 
-class ResolvingPlayer(_Walker):
-    """The walks over the real game against the re-solving player (module docstring):
-    the translated player's walker with the re-solving player's rules at its actions
-    and the opponent's."""
+class ResolvingRules(TranslatedPlayer):
+    """The re-solving player's rules over rows of private hands (module docstring): its
+    mapping states (:data:`Key` -> reach over the rows) split at the other seat's actions
+    (:meth:`after_opponent`) and at its own (:meth:`own_moves`), each re-solve made once
+    per (history, board, lineage). A subclass says which boards the rows are laid out
+    over (:meth:`_boards`): every board of a street for the exact walks
+    (:class:`ResolvingPlayer`), one deal's for a range along one hand
+    (:func:`solver.resolve.opponent.resolving_range`)."""
 
-    def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None,
-                 responder: Responder | None = None) -> None:
-        super().__init__(policy, game or policy.game, memo=False, responder=responder, symmetric=False)
+    #: the mapping state of a hand's start: the blueprint's root, nothing re-solved yet
+    start_key: Key = (0, 0, (), -1, 0)
+
+    def _setup(self, options: ResolveOptions, game: Game, position: int, rows: np.ndarray) -> None:
+        """The rules' own state; ``rows``: the private hand of each row of one board."""
         self.options = options
-        self.position = 1
-        self.hands = deck_hands(self.game)
-        self.to_deck = _reorder(np.array(self.cards.hands, dtype=np.int64), self.hands)  # walker hand -> deck row
-        g = self.game
-        self.first = options.first_street if options.first_street is not None else max(g.num_rounds - 2, 0)
+        self.game = game
+        self.position = int(position)
+        self.hands = deck_hands(game)
+        self.to_deck = _reorder(np.asarray(rows, dtype=np.int64), self.hands)  # row -> deck row
+        self.first = options.first_street if options.first_street is not None else max(game.num_rounds - 2, 0)
         self._ranges: dict[tuple[Any, ...], BlueprintRanges] = {}
         self._solutions: dict[tuple[Any, ...], Resolved] = {}
-        self._columns_cache: dict[tuple[Any, ...], np.ndarray] = {}
         self.resolves = 0
         self.failed = 0
         self.resolve_seconds = 0.0
+
+    def _boards(self, state: State) -> list[tuple[tuple[int, ...], slice]]:
+        """Each board through ``state``'s street with the slice of the reach vectors'
+        rows that lie on it."""
+        raise NotImplementedError
 
     # -- what the player computes from the public history
 
@@ -179,11 +189,7 @@ class ResolvingPlayer(_Walker):
             return 1
         return 0 if pol.translate(node, state, action)[1] else 1
 
-    # -- the walker's hooks
-
-    def _boards(self, state: State) -> list[tuple[int, slice]]:
-        h = self.cards.n_hands
-        return [(tuple(b), slice(i * h, (i + 1) * h)) for i, b in enumerate(self.cards.boards[state.round])]
+    # -- the walks' hooks
 
     def after_opponent(self, ms: dict, state: State, action: Action) -> dict:  # type: ignore[override]
         history = tuple(x.action for x in state.history)
@@ -257,6 +263,22 @@ class ResolvingPlayer(_Walker):
             raise AssertionError(f"the re-solving player's action probabilities do not sum to 1 at "
                                  f"{state.betting_string()!r}")
         return out
+
+
+
+class ResolvingPlayer(ResolvingRules, _Walker):
+    """The walks over the real game against the re-solving player (module docstring):
+    the translated player's walker with the re-solving player's rules at its actions
+    and the opponent's, its rows every board's hands."""
+
+    def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None,
+                 responder: Responder | None = None) -> None:
+        _Walker.__init__(self, policy, game or policy.game, memo=False, responder=responder, symmetric=False)
+        self._setup(options, self.game, 1, np.array(self.cards.hands, dtype=np.int64))
+
+    def _boards(self, state: State) -> list[tuple[tuple[int, ...], slice]]:
+        h = self.cards.n_hands
+        return [(tuple(b), slice(i * h, (i + 1) * h)) for i, b in enumerate(self.cards.boards[state.round])]
 
     def best_response(self, seat: int) -> float:
         """Value (chips per game) of the real best responder in ``seat`` against the
