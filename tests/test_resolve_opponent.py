@@ -182,3 +182,29 @@ def test_a_seconds_cap_is_refused():
         ResolvingOpponent(POLICY, ResolveOptions(iterations=10, seconds=1.0))
     with pytest.raises(ValueError, match="iteration budget"):
         resolving_range(POLICY, ResolveOptions(iterations=10, seconds=1.0), _hands(), 0)
+
+
+def test_pokerbot_eval_lbr_plays_the_re_solving_player(capsys):
+    """``eval lbr resolve:FILE``: the play's JSON counts the player's re-solves, and the
+    exact value is LocalBestResponse's against a ResolvingOpponent; a seconds cap is
+    refused in one line."""
+    import json
+    from pathlib import Path
+
+    from agent.cli import main
+    from solver.play.player import translated
+    from solver.strategy_io import open_strategy
+
+    strategy = Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy"
+    flags = ["--resolve-iterations", "20", "--resolve-at", "flop", "--json"]
+    assert main(["eval", "lbr", f"resolve:{strategy}", "--hands", "6", "--actions", "leaks", *flags]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["hands"] == 6 and doc["resolve"]["resolves"] >= 1
+    assert main(["eval", "lbr", f"resolve:{strategy}", "--exact", *flags]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    game = load_game("leduc.nolimit.2p")
+    pol = translated(open_strategy(strategy, game=game))
+    want = LocalBestResponse(game, ResolvingOpponent(pol, ResolveOptions(iterations=20, street_starts=(1,)))).exact_values()
+    assert doc["mbb_per_game_by_lbr_seat"] == pytest.approx([1000 * v / game.big_blind for v in want], abs=1e-9)
+    assert main(["eval", "lbr", f"resolve:{strategy}", "--resolve-seconds", "1"]) == 2
+    assert "iteration budgets" in capsys.readouterr().err

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from poker.game import load_game
 
-from ..players import PlayerSpec, open_for_play
+from ..players import RESOLVE_PREFIX, PlayerSpec, open_for_play
+from ..progress import Progress
 from ..strategy_player import StrategyPlayer
-from .options import UserError
+from .options import UserError, add_resolve_options, resolve_spec
 from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option
 
@@ -47,6 +48,8 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
             "  pokerbot eval lbr call --hands 1000 --json\n"
             "  pokerbot eval lbr strategies/leduc.nolimit.2p.strategy --actions fcpa\n"
             "  pokerbot eval lbr strategies/leduc.nolimit.2p.strategy --actions leaks --exact\n"
+            "  pokerbot eval lbr resolve:strategies/holdem.nolimit.2p.short20.strategy --actions leaks "
+            "--resolve-iterations 100\n"
             "--actions: one group per street separated by '/', tokens f (fold), c (call), "
             "a (all-in), m (minimum raise), p or <x>p (raise x pots); default: c on every "
             "street but the last two, fcpa there (hold'em: c/c/fcpa/fcpa). A shorter spec "
@@ -55,10 +58,14 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
             "two of its sizes and twice its largest, on every street (LBR also re-raises "
             "past the tree's cap, where the player can only check or call).\n"
             "--exact: every deal of a small game (no-limit Leduc: 120), the player's draws "
-            "summed over: LBR's expected value, no sampling error (--hands is ignored)."
+            "summed over: LBR's expected value, no sampling error (--hands is ignored).\n"
+            "resolve:FILE: the re-solving player (with the --resolve-* options, iteration budgets "
+            "only); its range is exact too, every re-solve of every action LBR weighs made as "
+            "the player would make it, so each hand costs several re-solves."
         ),
     )
-    p.add_argument("player", metavar="PLAYER", help="a strategy file, or fold/call/raise/allin/random")
+    p.add_argument("player", metavar="PLAYER",
+                   help="a strategy file, resolve:FILE (re-solving), or fold/call/raise/allin/random")
     p.add_argument(
         "--game",
         help=f"the game (name or .game file); default: a strategy's own game, {_DEFAULT_GAME} for a bot",
@@ -71,6 +78,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
                    help="LBR's exact expected value over every deal (small games, strategy players)")
     add_tables_option(p, "auto")
     add_png_option(p, "deals (each deal played in both seats)")
+    add_resolve_options(p, flag=False)
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -82,8 +90,13 @@ def run(args: argparse.Namespace) -> int:
     if args.hands < 1:
         raise UserError("--hands must be at least 1")
     opponent: Opponent
+    resolving = args.player.startswith(RESOLVE_PREFIX)
+    resolve = resolve_spec(args) if resolving else None
+    if resolve is not None and resolve.seconds is not None:
+        raise UserError("--resolve-seconds makes the player depend on the clock, and its range with it: "
+                        "LBR needs iteration budgets only")
     try:
-        spec = PlayerSpec.parse(args.player, tables=args.tables, bots=_BOTS, bare_files=True)
+        spec = PlayerSpec.parse(args.player, tables=args.tables, bots=_BOTS, bare_files=True, resolve=resolve)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if spec.bot is not None:
@@ -96,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(str(exc)) from None
         assert isinstance(player, StrategyPlayer)
         game = player.strategy.game
-        opponent = StrategyOpponent(player.policy, seed=args.seed, name=str(args.player))
+        if player.resolve is not None:
+            from solver.resolve.opponent import ResolvingOpponent
+
+            opponent = ResolvingOpponent(player.policy, player.resolve, seed=args.seed, name=str(args.player))
+        else:
+            opponent = StrategyOpponent(player.policy, seed=args.seed, name=str(args.player))
     if game.num_players != 2:
         raise UserError(f"LBR is heads-up; {game.name} has {game.num_players} players")
     try:
@@ -105,7 +123,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.exact:
         return _exact(lbr, args)
-    result = lbr.run(args.hands)
+    bar = Progress(args.hands, "lbr", unit=" hands", enabled=not args.json)
+    try:
+        result = lbr.run(args.hands, progress=lambda n: bar.update(n))
+    finally:
+        bar.close()
     write_png(args.png, result.deal_mbb_values, title=f"LBR ({result.actions}) vs {result.player}",
               xlabel="deals", label="LBR's winnings")
     doc = result.to_dict()
@@ -118,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         f"(95% interval {lo:+.1f} .. {hi:+.1f}) over {result.hands:,} hands; "
         f"as position 0 {result.by_seat[0]:+.1f}, as position 1 {result.by_seat[1]:+.1f}"
     )
+    if result.resolve is not None:
+        r = result.resolve
+        print(f"the player re-solved {int(r['resolves']):,} times ({int(r['limited']):,} to the street's end, "
+              f"{int(r['too_big']):,} too big) and followed a solution {int(r['followed']):,} times")
     print(f"{result.seconds:.2f} s, {1000 * result.seconds_per_hand:.2f} ms per hand", file=sys.stdout)
     return 0
 

@@ -441,6 +441,8 @@ class LBRResult:
     translation: dict[str, int] | None = None
     #: the game's big blind (chips), the unit of the mbb figures
     big_blind: float = 0.0
+    #: a re-solving opponent's re-solves while it played (its range's own are not counted)
+    resolve: dict[str, float] | None = None
 
     @property
     def seconds_per_hand(self) -> float:
@@ -474,6 +476,7 @@ class LBRResult:
             "actions": self.actions,
             "seed": self.seed,
             "translation": self.translation,
+            **({"resolve": self.resolve} if self.resolve is not None else {}),
         }
 
 
@@ -727,6 +730,7 @@ class LocalBestResponse:
         half = 1.96 * float(units.std(ddof=1)) / math.sqrt(len(units)) if len(units) > 1 else math.inf
         by_seat = [float(values[s::2].mean() * scale) if values[s::2].size else float("nan") for s in (0, 1)]
         counts = getattr(self.opponent, "counts", None)
+        resolve_counts = getattr(self.opponent, "resolve_counts", None)
         return LBRResult(
             player=self.opponent.name,
             game=game.name,
@@ -741,4 +745,5 @@ class LocalBestResponse:
             values=values,
             translation=counts.to_dict() if counts is not None else None,
             big_blind=float(game.big_blind),
+            resolve=resolve_counts.to_dict() if resolve_counts is not None else None,
         )

@@ -57,7 +57,8 @@ def resolving_range(policy: TranslatedPolicy, options: ResolveOptions, hands: np
 class ResolvingOpponent:
     """LBR's opponent (:class:`solver.evaluation.lbr.Opponent`): the re-solving player,
     acting through :class:`ResolvingWalk` (seeded by ``seed`` and the hand number), its
-    range :func:`resolving_range`. ``counts`` adds up its re-solves over the hands."""
+    range :func:`resolving_range`. ``counts`` adds up its translations, ``resolve_counts``
+    its re-solves, over the hands."""
 
     card_blind = False
 
@@ -70,13 +71,13 @@ class ResolvingOpponent:
         self.options = options
         self.seed = int(seed)
         self.name = name
-        self.translation = TranslationCounts()
-        self.counts = ResolveCounts()
+        self.counts = TranslationCounts()
+        self.resolve_counts = ResolveCounts()
         self._walk: ResolvingWalk | None = None
 
     def start(self, position: int, hand: int) -> None:
         self._walk = ResolvingWalk(self.policy, position, self.seed, hand, self.options,
-                                   counts=self.translation, resolve_counts=self.counts)
+                                   counts=self.counts, resolve_counts=self.resolve_counts)
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
         assert self._walk is not None
