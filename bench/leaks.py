@@ -15,11 +15,20 @@ Then the planted leak (solver/evaluation/leaks.py): the full-deck file changed t
 every preflop all-in with every hand, against the original, with the ``leaks`` set: the
 same seeds and deals for both, so the paired difference per deal has a narrow interval.
 
+With ``--only resolve``, the planted leak against the re-solving player: LBR's ``leaks``
+set against the altered file played by the re-solving player (re-solving from its first
+preflop decision on, every street, Discounted CFR with ``--resolve-iterations``, the
+``--resolve-gadget`` alternatives; iteration budgets, so the range LBR keeps is exact),
+paired with the altered file played by translation on the same seeds and deals. Each
+hand costs several re-solves (one for every action LBR weighs that the player answers),
+so this part plays ``--resolve-hands`` hands (default 2,000; ``--quick``: 200).
+
 Each run is split over 2 worker processes (one per core, each its own seed; a paired run
 uses the same two seeds on both files); intervals are over deals (a deal is played in
 both seats). mbb/g per big blind. The last line of stdout is one JSON object.
 
-Usage: ``python bench/leaks.py [--quick] [--hands N] [--seed S] [--only short20|blueprint|leak]``
+Usage: ``python bench/leaks.py [--quick] [--hands N] [--seed S] [--only short20|blueprint|leak|resolve]
+[--resolve-hands N] [--resolve-iterations N] [--resolve-gadget G]``
 """
 
 from __future__ import annotations
@@ -47,9 +56,9 @@ ACTION_SETS = ("c/c/fcpa/fcpa", "fcpa", "fc0.75p1.5pa", "fc0.25p0.75p1.5p3pa", "
 LEAK_STREET = 0
 
 
-def _worker(player: str, actions: str, hands: int, seed: int, planted: bool) -> dict:
+def _worker(player: str, actions: str, hands: int, seed: int, planted: bool, resolve: dict | None = None) -> dict:
     from poker.game import load_game
-    from solver.evaluation.lbr import LocalBestResponse, StrategyOpponent
+    from solver.evaluation.lbr import LocalBestResponse, Opponent, StrategyOpponent
     from solver.evaluation.leaks import planted_policy
     from solver.play.player import open_playable, translated
 
@@ -58,11 +67,19 @@ def _worker(player: str, actions: str, hands: int, seed: int, planted: bool) -> 
     policy = translated(open_playable(path, game=game, tables="auto"))
     if planted:
         policy, _ = planted_policy(policy, LEAK_STREET)
-    lbr = LocalBestResponse(game, StrategyOpponent(policy, seed=seed, name=player), actions=actions, seed=seed)
+    opponent: Opponent
+    if resolve is not None:
+        from solver.resolve.opponent import ResolvingOpponent
+        from solver.resolve.player import ResolveOptions
+
+        opponent = ResolvingOpponent(policy, ResolveOptions(**resolve), seed=seed, name=player)
+    else:
+        opponent = StrategyOpponent(policy, seed=seed, name=player)
+    lbr = LocalBestResponse(game, opponent, actions=actions, seed=seed)
     t0 = time.perf_counter()
     r = lbr.run(hands)
     return {"seconds": time.perf_counter() - t0, "deal_mbb": r.deal_mbb_values.tolist(), "spec": r.actions,
-            "translation": r.translation}
+            "translation": r.translation, "resolve": r.resolve}
 
 
 def _interval(deals: np.ndarray) -> tuple[float, list[float]]:
@@ -71,13 +88,18 @@ def _interval(deals: np.ndarray) -> tuple[float, list[float]]:
     return mean, [mean - half, mean + half]
 
 
-def _run(pool, player: str, actions: str, hands: int, seed: int, planted: bool = False) -> tuple[dict, np.ndarray]:
-    jobs = [(player, actions, hands // 2, seed + 1000 * w, planted) for w in range(2)]
+def _run(pool, player: str, actions: str, hands: int, seed: int, planted: bool = False,
+         resolve: dict | None = None) -> tuple[dict, np.ndarray]:
+    jobs = [(player, actions, hands // 2, seed + 1000 * w, planted, resolve) for w in range(2)]
     res = pool.starmap(_worker, jobs)
     deals = np.concatenate([np.asarray(r["deal_mbb"]) for r in res])
     mean, ci = _interval(deals)
+    counts = None
+    if resolve is not None:
+        counts = {k: sum(r["resolve"][k] for r in res) for k in res[0]["resolve"]}
     return {
-        "player": player + (" (planted leak)" if planted else ""),
+        "player": player + (" (planted leak)" if planted else "") + (", re-solving" if resolve else ""),
+        **({"resolve_options": resolve, "resolve": counts} if resolve is not None else {}),
         "actions": actions,
         "spec": res[0]["spec"],
         "hands": 2 * (hands // 2),
@@ -92,9 +114,15 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="2,000 hands a run instead of 20,000")
     ap.add_argument("--hands", type=int, help="hands a run (even; split over the two workers)")
     ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--only", choices=("short20", "blueprint", "leak"), help="one part only")
+    ap.add_argument("--only", choices=("short20", "blueprint", "leak", "resolve"),
+                    help="one part only (resolve: only with --only)")
+    ap.add_argument("--resolve-hands", type=int, help="hands of the re-solving part (default 2000; --quick 200)")
+    ap.add_argument("--resolve-iterations", type=int, default=100, help="Discounted CFR iterations a re-solve")
+    ap.add_argument("--resolve-gadget", default="estimated", choices=("safe", "estimated", "none"))
     args = ap.parse_args()
     hands = args.hands or (2000 if args.quick else 20000)
+    if args.resolve_iterations < 1 or (args.resolve_hands is not None and args.resolve_hands < 2):
+        ap.error("--resolve-iterations must be positive and --resolve-hands at least 2")
     from solver.play.player import open_playable
 
     open_playable(PLAYERS["blueprint"][1], tables="auto")  # the bucket tables, before any clock starts
@@ -122,6 +150,21 @@ def main() -> None:
                            "paired_difference_mbb_per_game": mean, "paired_ci95": ci}
             print(f"  original {original['mbb_per_game']:+.0f}, altered {altered['mbb_per_game']:+.0f}, "
                   f"paired difference {mean:+.0f} [{ci[0]:+.0f}, {ci[1]:+.0f}]", file=sys.stderr, flush=True)
+        if args.only == "resolve":
+            n = args.resolve_hands or (200 if args.quick else 2000)
+            # max_cells: the preflop root's subgame (874 nodes) fits; it is solved once a process
+            resolve = {"iterations": args.resolve_iterations, "street_starts": (0,), "first_street": 0,
+                       "gadget": args.resolve_gadget, "max_cells": 1_200_000}
+            print(f"planted leak (street {LEAK_STREET}) against the re-solving player: {n} hands on each ...",
+                  file=sys.stderr, flush=True)
+            altered, a = _run(pool, "blueprint", "leaks", n, args.seed, planted=True)
+            resolving, b = _run(pool, "blueprint", "leaks", n, args.seed, planted=True, resolve=resolve)
+            mean, ci = _interval(b - a)
+            out["resolve"] = {"street": LEAK_STREET, "hands": 2 * (n // 2), "translated": altered,
+                              "resolving": resolving, "paired_difference_mbb_per_game": mean, "paired_ci95": ci}
+            print(f"  translated {altered['mbb_per_game']:+.0f} {altered['ci95']}, re-solving "
+                  f"{resolving['mbb_per_game']:+.0f} {resolving['ci95']}, paired difference {mean:+.0f} "
+                  f"[{ci[0]:+.0f}, {ci[1]:+.0f}]", file=sys.stderr, flush=True)
     out["seconds"] = time.perf_counter() - t0
     out["machine"]["load_after"] = os.getloadavg()
     print(json.dumps(out))

@@ -374,3 +374,40 @@ def test_full_deck_preflop_and_flop_re_solves_are_legal(seed, position):
             action = _wild(state, rng)
         state = state.apply(action)
     assert walk.counts.resolves == walk.counts.limited  # preflop and flop: always to the street's end
+
+
+def test_a_first_preflop_re_solve_is_made_once_per_history():
+    """A first re-solve with no board depends on the public history alone: the same one
+    again returns the kept solution (no time spent), other options or another history
+    solve anew, and a re-solve with a board is not kept."""
+    import dataclasses
+
+    from solver.resolve.player import resolve_subgame
+    from solver.resolve.subgame import deck_hands
+
+    name = "leduc.nolimit.2p"
+    game, pol = GAMES[name], POLICIES[name]
+    hands = deck_hands(game)
+    opts = ResolveOptions(iterations=20, first_street=0)
+
+    def solve_at(state, options, board=()):
+        ranges = BlueprintRanges(pol, hands)
+        real = State.new_hand(game)
+        for logged in state.history:
+            ranges.after(real, board if real.round else (), logged.action)
+            real = real.apply(logged.action)
+        return resolve_subgame(pol, options, state.actor, state, board, ranges, None, hands)
+
+    root = State.new_hand(game)
+    first = solve_at(root, opts)
+    again = solve_at(root, opts)
+    assert first.status == "solved" and first.seconds > 0.0
+    assert again.solver is first.solver and again.seconds == 0.0
+    assert np.array_equal(again.mine, first.mine)
+    assert solve_at(root, dataclasses.replace(opts, iterations=21)).solver is not first.solver
+    raised = root.apply(Action.raise_to(root.min_raise_to))
+    assert solve_at(raised, opts).solver is not first.solver
+    flop = root.apply(Action.call()).apply(Action.call())
+    board = (Dealer(game, 3).next_deal().boards[1][0],)
+    on_board = solve_at(flop, opts, board)
+    assert on_board.status == "solved" and solve_at(flop, opts, board).solver is not on_board.solver

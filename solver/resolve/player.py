@@ -47,11 +47,15 @@ exact exploitability.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
+import weakref
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from itertools import combinations
 
 import numpy as np
@@ -381,6 +385,14 @@ def resolve_subgame(
     opts = options
     me, opp = position, 1 - position
     board = tuple(int(c) for c in board)
+    key = None
+    if not board and my_range is None and previous is None:
+        # a first preflop re-solve is a function of the public history alone: made once
+        key = (opts, position, tuple(a.action for a in state.history), parent is not None)
+        kept = _preflop_kept(policy).get(key)
+        if kept is not None:
+            _preflop_kept(policy).move_to_end(key)
+            return dataclasses.replace(kept, seconds=0.0)
     live = ~np.isin(hands, np.asarray(board, dtype=np.int64)).any(axis=1)
     blueprint_mine = ranges.weights(me) * live
     mine = blueprint_mine if my_range is None else my_range * live
@@ -427,7 +439,26 @@ def resolve_subgame(
         done += step
         if opts.seconds is not None and time.perf_counter() - t0 > opts.seconds:
             return Resolved(None, "timeout", mine, theirs, alt, time.perf_counter() - t0, runouts is not None)
-    return Resolved(solver, "solved", mine, theirs, alt, time.perf_counter() - t0, runouts is not None)
+    got = Resolved(solver, "solved", mine, theirs, alt, time.perf_counter() - t0, runouts is not None)
+    if key is not None:
+        kept = _preflop_kept(policy)
+        kept[key] = got
+        while len(kept) > PREFLOP_KEPT:
+            kept.popitem(last=False)
+    return got
+
+
+#: First preflop re-solves kept per policy (the least recently used go first): the same
+#: preflop history recurs hand after hand, and its re-solve is the same every time.
+PREFLOP_KEPT = 16
+_KEPT: weakref.WeakKeyDictionary[TranslatedPolicy, OrderedDict[Any, Resolved]] = weakref.WeakKeyDictionary()
+
+
+def _preflop_kept(policy: TranslatedPolicy) -> OrderedDict[Any, Resolved]:
+    kept = _KEPT.get(policy)
+    if kept is None:
+        kept = _KEPT[policy] = OrderedDict()
+    return kept
 
 
 def runout_seed(board: Sequence[int]) -> int:
