@@ -208,3 +208,36 @@ def test_pokerbot_eval_lbr_plays_the_re_solving_player(capsys):
     assert doc["mbb_per_game_by_lbr_seat"] == pytest.approx([1000 * v / game.big_blind for v in want], abs=1e-9)
     assert main(["eval", "lbr", f"resolve:{strategy}", "--resolve-seconds", "1"]) == 2
     assert "iteration budgets" in capsys.readouterr().err
+
+
+def test_aivat_of_the_re_solving_seat(capsys, tmp_path):
+    """A Leduc match of the re-solving player: ``eval aivat --resolve`` with the match's
+    options gives the match's own AIVAT entry for that seat; the translated player's
+    probabilities (no --resolve) give another estimate, or refuse an action they never
+    take; a seconds cap is refused in one line."""
+    import json
+    from pathlib import Path
+
+    from agent.cli import main
+
+    strategy = Path(__file__).resolve().parent.parent / "strategies" / "leduc.nolimit.2p.strategy"
+    log = tmp_path / "m.log"
+    flags = ["--resolve-iterations", "20", "--resolve-at", "preflop,flop"]
+    assert main(["match", "leduc.nolimit.2p", "--players", f"resolve:{strategy}", "random", "--hands", "40",
+                 "--seed", "2", "--json", "--quiet", "--log", str(log), *flags]) == 0
+    seat = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["players"][0]
+    assert seat["translation"]["resolve"]["resolves"] >= 20 and "error" not in seat["aivat"]
+    assert main(["eval", "aivat", str(log), "--strategy", str(strategy), "--resolve", *flags, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["hands"] == 40 and doc["player"] == seat["name"]
+    assert doc["aivat_mbb_per_game"] == pytest.approx(seat["aivat"]["aivat_mbb_per_game"], abs=1e-9)
+    assert doc["decisions"] > 0
+    code = main(["eval", "aivat", str(log), "--strategy", str(strategy), "--seat-name", seat["name"], "--json"])
+    out = capsys.readouterr()
+    if code == 0:
+        other = json.loads(out.out.strip().splitlines()[-1])
+        assert other["aivat_mbb_per_game"] != pytest.approx(doc["aivat_mbb_per_game"], abs=1e-6)
+    else:
+        assert code == 2 and "probability 0" in out.err
+    assert main(["eval", "aivat", str(log), "--strategy", str(strategy), "--resolve", "--resolve-seconds", "1"]) == 2
+    assert "iteration budget" in capsys.readouterr().err

@@ -208,7 +208,7 @@ def test_an_answer_on_the_solutions_tree_is_followed_not_re_solved():
 
 def test_a_match_seats_the_re_solving_player(capsys, tmp_path):
     """``resolve:FILE`` in ``pokerbot match``: it plays through the dealer like any seat,
-    and the match's JSON counts its re-solves."""
+    and the match's JSON counts its re-solves and has AIVAT's estimate of its seat."""
     import json
 
     from agent.cli import main
@@ -223,7 +223,8 @@ def test_a_match_seats_the_re_solving_player(capsys, tmp_path):
     counts = seat["translation"]["resolve"]
     assert seat["name"].endswith("+resolve") and counts["resolves"] >= 1 and counts["timeouts"] == 0
     assert seat["legalized"] == 0  # every re-solved action was legal as it stood
-    assert "re-solving" in seat["aivat"]["error"]  # its strategy is not the file's: no AIVAT
+    # AIVAT makes its re-solves again: every action it logged has a probability
+    assert "error" not in seat["aivat"] and seat["aivat"]["hands"] == 12
 
 
 def test_a_subgame_past_the_node_limit_is_left_to_the_blueprint():

@@ -13,8 +13,9 @@ from pathlib import Path
 from abstraction.translation import MAPPINGS
 
 from ..players import PlayerSpec, open_for_play
+from ..progress import Progress
 from ..strategy_player import StrategyPlayer
-from .options import UserError
+from .options import UserError, add_resolve_options, resolve_spec
 from .eval_png import add_png_option, write_png
 from .strategy_tables import add_tables_option
 
@@ -39,6 +40,9 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "examples:\n"
             "  pokerbot eval aivat matches/leduc.nolimit.2p.1.log --strategy strategies/leduc.nolimit.2p.strategy\n"
             "  pokerbot eval aivat m.log --strategy a.strategy --seat-name a-1 --json\n"
+            "  pokerbot eval aivat m.log --strategy a.strategy --resolve --resolve-at turn,river\n"
+            "--resolve: the known player re-solved (resolve:FILE in the match; the same --resolve-* "
+            "options, iteration budgets only): its probabilities are the re-solves', made again.\n"
             "JSON: hands, player, mbb_per_game, ci95, aivat_mbb_per_game, aivat_ci95, "
             "variance_reduction (1 - var_aivat/var_plain), sd_ratio, ..."
         ),
@@ -58,6 +62,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="the value function: equity against the opponent's actual hand (matchup, the default) "
                    "or against a uniformly random hand (checkdown)")
     add_tables_option(p, "auto")
+    add_resolve_options(p, flag=True)
     add_png_option(p, "hands (plain and AIVAT)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
@@ -67,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     """Read the log, run AIVAT, print the result."""
     from poker.log import LogFormatError, parse_log
     from solver.evaluation.aivat import aivat, known_player_name
+    from solver.resolve.opponent import resolving_ranges
 
     try:
         text = Path(args.log).read_text()
@@ -74,12 +80,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read {args.log}: {exc}") from None
     try:
         log = parse_log(text)
+        resolve = resolve_spec(args) if args.resolve else None
         spec = PlayerSpec.parse(args.strategy, purify=args.purify, tables=args.tables, mapping=args.mapping,
-                                bots=(), bare_files=True)
+                                bots=(), bare_files=True, resolve=resolve)
         player = open_for_play(spec, quiet=args.json)
         assert isinstance(player, StrategyPlayer)
         name = args.seat_name or known_player_name(log, spec.name)
-        result = aivat(player.policy, log, name, value=args.value)
+        bar = Progress(None, f"aivat {name}", unit=" hands", enabled=not args.json)
+        try:
+            result = aivat(player.policy, log, name, value=args.value, progress=bar.update,
+                           player_range=resolving_ranges(player.policy, player.resolve))
+        finally:
+            bar.close()
     except (LogFormatError, ValueError) as exc:  # a bad spec or file (StrategyFileError) too
         raise UserError(str(exc)) from None
     write_png(args.png, result.mbb_values, title=f"{result.player} in {result.game}", label="plain",

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
@@ -45,6 +45,9 @@ from .options import (
     spin_choice,
 )
 from .strategy_tables import add_tables_option
+
+if TYPE_CHECKING:
+    from solver.resolve.player import ResolveOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -288,10 +291,13 @@ def run(args: argparse.Namespace) -> int:
             if interrupted:
                 entry["aivat"] = {"error": "interrupted"}
                 continue
-            if spec.resolve is not None:  # AIVAT needs the player's strategy: a re-solve's is not kept
-                entry["aivat"] = {"error": "a re-solving player's strategy is not the file's"}
+            options = spec.resolve.options() if spec.resolve is not None else None
+            if options is not None and options.seconds is not None:
+                entry["aivat"] = {"error": "a re-solving player with a seconds cap depends on the clock: "
+                                           "its probabilities cannot be made again"}
                 continue
-            entry["aivat"] = _aivat_entry(log, opened[spec].policy, entry["name"], passes, quiet=args.quiet)
+            entry["aivat"] = _aivat_entry(log, opened[spec].policy, entry["name"], passes, quiet=args.quiet,
+                                          resolve=options)
             interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
         "game": game.name,
@@ -346,18 +352,20 @@ def _repaired_line(name: str, repaired: dict[str, int], legalized: int | None) -
 
 
 def _aivat_entry(log: MatchLog, policy: TranslatedPolicy, name: str, passes: int, *,
-                 quiet: bool) -> dict[str, Any]:
+                 quiet: bool, resolve: ResolveOptions | None = None) -> dict[str, Any]:
     """AIVAT's estimate of the winnings of ``name``, who played ``policy`` (the opened
-    player's own): the keys of ``pokerbot eval aivat --json`` that say the estimate
-    (intervals over deals in a duplicate match whose deals the player played in full,
-    else over hands), or ``{"error": reason}``; a failure never fails the match."""
+    player's own; re-solving with ``resolve``, whose re-solves are made again): the keys
+    of ``pokerbot eval aivat --json`` that say the estimate (intervals over deals in a
+    duplicate match whose deals the player played in full, else over hands), or
+    ``{"error": reason}``; a failure never fails the match."""
     from solver.evaluation.aivat import aivat  # the solver's evaluation only when asked
+    from solver.resolve.opponent import resolving_ranges
 
     start = time.perf_counter()
     total = sum(1 for h in log.hands if name in h.names)
     bar = Progress(total, f"aivat {name}", unit=" hands", enabled=not quiet)
     try:
-        result = aivat(policy, log, name, progress=bar.update)
+        result = aivat(policy, log, name, progress=bar.update, player_range=resolving_ranges(policy, resolve))
     except KeyboardInterrupt:
         return {"error": "interrupted"}
     except Exception as exc:  # noqa: BLE001 - the match's result stands without the estimate

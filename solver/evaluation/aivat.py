@@ -70,8 +70,12 @@ from poker.log import LogHand, MatchLog
 from poker.state import State
 
 from .lbr import _showdown_rows, range_equity
-from ..play.policy import TranslatedPolicy, after_opponent
-from .real_response import TranslatedPlayer
+from ..play.policy import TranslatedPolicy
+from .player_range import PlayerRange
+
+#: ``factory(rows, position)``: a player's exact range over the private hands ``rows``
+#: from the start of a hand (:class:`PlayerRange` or the re-solving player's).
+RangeFactory = Callable[[np.ndarray, int], PlayerRange]
 
 __all__ = [
     "AivatResult",
@@ -361,11 +365,6 @@ class HandTerms:
         return self.outcome - self.chance - self.decision
 
 
-def _normalized(ms: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
-    total = sum(ms.values())
-    return {k: r / total for k, r in ms.items()}
-
-
 def hand_terms(
     policy: TranslatedPolicy,
     hand: LogHand,
@@ -373,9 +372,14 @@ def hand_terms(
     value: ValueFn | MatchupValue,
     *,
     hole_chance: bool = True,
+    player_range: RangeFactory | None = None,
 ) -> HandTerms:
     """The AIVAT terms of one logged hand for the known player at ``position``; a
-    :class:`MatchupValue` also reads the opponent's hole cards from the log."""
+    :class:`MatchupValue` also reads the opponent's hole cards from the log.
+    ``player_range(rows, position)``: the known player's exact range over ``rows`` (the
+    action distribution at each of its decisions); default the translated player's
+    :class:`~solver.evaluation.player_range.PlayerRange`, and
+    :func:`solver.resolve.opponent.resolving_range` for the re-solving player."""
     game = policy.game
     deck = deck_cards(game.num_ranks, game.num_suits)
     me = tuple(hand.holes[position])
@@ -397,32 +401,26 @@ def hand_terms(
             combos = list(combinations(deck, game.num_hole_cards))
             expected = sum(v(state, position, h, ()) for h in combos) / len(combos)
         chance += v(state, position, me, ()) - expected
-    # the known player as one row of hands: its bucket on each street the betting reached
-    shown = [c for street in hand.boards for c in street]
-    player = TranslatedPlayer(policy, [
-        np.array([policy.bucket(s, me, tuple(shown[: game.board_cards_through(s)])) if s <= final.round else 0])
-        for s in range(game.num_rounds)
-    ])
-    ms: dict[int, np.ndarray] = {0: np.ones(1)}
+    # the known player as one row of hands: its exact range, draws summed over
+    rng = (player_range or (lambda rows, at: PlayerRange(policy, rows, at)))(np.asarray([me], np.int64), position)
     for logged in history:
         action = logged.action
         if logged.actor == position:
-            moves = player.own_moves(ms, state)
+            moves = rng.moves(state, board)
             if action not in moves:
                 raise ValueError(
                     f"hand {hand.hand_no}: the known player's action {action.to_acpc(game.is_limit)!r} at "
                     f"{state.betting_string()!r} has probability 0 under the strategy "
                     "(wrong strategy, player, mapping or purification?)"
                 )
-            total = float(sum(ms.values())[0])
-            expected = 0.0
-            for a, m in moves.items():
-                expected += float(sum(m.values())[0]) / total * v(state.apply(a), position, me, board)
+            reach = {a: float(m.weights()[0]) for a, m in moves.items()}
+            total = sum(reach.values())
+            expected = sum(p / total * v(state.apply(a), position, me, board) for a, p in reach.items())
             decision += v(state.apply(action), position, me, board) - expected
             decisions += 1
-            ms = _normalized(moves[action])
+            rng = moves[action]
         else:
-            ms = after_opponent(policy, ms, state, action)
+            rng = rng.after(state, board, action)
         before = state.round
         state = state.apply(action)
         for street in range(before + 1, state.round + 1):
@@ -575,11 +573,13 @@ def aivat(
     value: ValueFn | MatchupValue | str | None = None,
     hole_chance: bool = True,
     progress: Callable[[int], None] | None = None,
+    player_range: RangeFactory | None = None,
 ) -> AivatResult:
     """AIVAT over every hand of ``log`` in which ``player`` (a name in the log) plays the
     known ``policy``; ``value`` is a value function or a name of :data:`VALUE_FUNCTIONS`
     (default :class:`MatchupValue`). ``progress(n)`` is called after each of the player's
-    hands with the number done."""
+    hands with the number done. ``player_range``: as :func:`hand_terms` (the re-solving
+    player's, for a player that re-solved)."""
     game = policy.game
     if game.num_players != 2:
         raise ValueError(f"AIVAT here is heads-up; {game.name} has {game.num_players} players")
@@ -590,7 +590,8 @@ def aivat(
     for hand in log.hands:
         if player not in hand.names:
             continue
-        terms.append(hand_terms(policy, hand, hand.names.index(player), v, hole_chance=hole_chance))
+        terms.append(hand_terms(policy, hand, hand.names.index(player), v, hole_chance=hole_chance,
+                                player_range=player_range))
         numbers.append(hand.hand_no)
         if progress is not None:
             progress(len(terms))

@@ -16,7 +16,7 @@ shared by every range derived along the hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..play.policy import TranslatedPolicy, TranslationCounts
 from .exact import ResolvingRules
 from .player import ResolveCounts, ResolveOptions, ResolvingWalk
 
-__all__ = ["ResolvingOpponent", "resolving_range"]
+__all__ = ["ResolvingOpponent", "resolving_range", "resolving_ranges"]
 
 
 class _DealRules(ResolvingRules):
@@ -52,6 +52,19 @@ def resolving_range(policy: TranslatedPolicy, options: ResolveOptions, hands: np
         raise ValueError("the re-solving player's range needs an iteration budget: a seconds cap makes its "
                          "play depend on the clock")
     return PlayerRange(policy, hands, position, rules=lambda rows: _DealRules(rows, options, position))
+
+
+def resolving_ranges(policy: TranslatedPolicy,
+                     options: ResolveOptions | None) -> Callable[[np.ndarray, int], PlayerRange] | None:
+    """A factory ``(rows, position) -> range`` of the re-solving player's exact ranges, for
+    AIVAT (:func:`solver.evaluation.aivat.aivat`'s ``player_range``); None for a player
+    that does not re-solve (``options`` None). A seconds cap is refused (ValueError)."""
+    if options is None:
+        return None
+    if options.seconds is not None:
+        raise ValueError("the re-solving player's probabilities need an iteration budget: a seconds cap makes "
+                         "its play depend on the clock")
+    return lambda rows, position: resolving_range(policy, options, rows, position)
 
 
 class ResolvingOpponent:
