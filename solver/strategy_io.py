@@ -749,7 +749,13 @@ def _read_game(doc: dict[str, Any], source: str) -> Game:
 
 def _check_game(g: Game, want: Game | None, source: str) -> None:
     if want is not None and g.to_text() != want.to_text():
-        raise _fail(source, f"the strategy is for {g.name or 'another game'}, not {want.name or 'this game'}")
+        if g.name and g.name != want.name:
+            raise _fail(source, f"the strategy is for {g.name}, not {want.name or 'this game'}")
+        # the same name (or none): say which line of the definitions differs
+        ours, theirs = g.to_text().splitlines(), want.to_text().splitlines()
+        diff = next(((a, b) for a, b in zip(ours, theirs) if a != b), None)
+        detail = f": its '{diff[0].strip()}' where the game has '{diff[1].strip()}'" if diff else ""
+        raise _fail(source, f"the strategy is for another definition of {g.name or 'this game'}{detail}")
 
 
 def _check_betting(betting: str, source: str) -> None:

@@ -634,6 +634,12 @@ def test_a_file_for_another_game_is_refused(limit_file: Path, strategies, tmp_pa
     nl = tmp_path / "nl.strategy"
     save_strategy(nl, strategies["nolimit"], "f32")
     _refusal(lambda: open_strategy(nl, game=load_game(LEDUC)), nl, rf"the strategy is for {LEDUC_NL}, not {LEDUC}")
+    # the same name, another definition: the line that differs is named
+    import dataclasses
+
+    short = dataclasses.replace(load_game(LEDUC_NL), stack=(6, 6))
+    _refusal(lambda: open_strategy(nl, game=short), nl,
+             rf"another definition of {LEDUC_NL}: its 'stack = 20 20' where the game has 'stack = 6 6'")
 
 
 def test_missing_and_unreadable_files_are_refused(tmp_path: Path) -> None:
