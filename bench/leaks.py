@@ -15,7 +15,8 @@ Then the planted leak (solver/evaluation/leaks.py): the full-deck file changed t
 every preflop all-in with every hand, against the original, with the ``leaks`` set: the
 same seeds and deals for both, so the paired difference per deal has a narrow interval.
 
-With ``--only resolve``, the planted leak against the re-solving player: LBR's ``leaks``
+With ``--only resolve``, the planted leak against the re-solving player (``--resolve-on
+original``: the shipped file instead): LBR's ``leaks``
 set against the altered file played by the re-solving player (re-solving from its first
 preflop decision on, every street, Discounted CFR with ``--resolve-iterations``, the
 ``--resolve-gadget`` alternatives; iteration budgets, so the range LBR keeps is exact),
@@ -28,7 +29,7 @@ uses the same two seeds on both files); intervals are over deals (a deal is play
 both seats). mbb/g per big blind. The last line of stdout is one JSON object.
 
 Usage: ``python bench/leaks.py [--quick] [--hands N] [--seed S] [--only short20|blueprint|leak|resolve]
-[--resolve-hands N] [--resolve-iterations N] [--resolve-gadget G]``
+[--resolve-hands N] [--resolve-iterations N] [--resolve-gadget G] [--resolve-on planted|original]``
 """
 
 from __future__ import annotations
@@ -119,6 +120,8 @@ def main() -> None:
     ap.add_argument("--resolve-hands", type=int, help="hands of the re-solving part (default 2000; --quick 200)")
     ap.add_argument("--resolve-iterations", type=int, default=100, help="Discounted CFR iterations a re-solve")
     ap.add_argument("--resolve-gadget", default="estimated", choices=("safe", "estimated", "none"))
+    ap.add_argument("--resolve-on", default="planted", choices=("planted", "original"),
+                    help="the re-solving part's file: with the planted leak (default) or the shipped one")
     args = ap.parse_args()
     hands = args.hands or (2000 if args.quick else 20000)
     if args.resolve_iterations < 1 or (args.resolve_hands is not None and args.resolve_hands < 2):
@@ -155,12 +158,14 @@ def main() -> None:
             # max_cells: the preflop root's subgame (874 nodes) fits; it is solved once a process
             resolve = {"iterations": args.resolve_iterations, "street_starts": (0,), "first_street": 0,
                        "gadget": args.resolve_gadget, "max_cells": 1_200_000}
-            print(f"planted leak (street {LEAK_STREET}) against the re-solving player: {n} hands on each ...",
-                  file=sys.stderr, flush=True)
-            altered, a = _run(pool, "blueprint", "leaks", n, args.seed, planted=True)
-            resolving, b = _run(pool, "blueprint", "leaks", n, args.seed, planted=True, resolve=resolve)
+            planted = args.resolve_on == "planted"
+            what = f"planted leak (street {LEAK_STREET})" if planted else "the shipped blueprint"
+            print(f"{what} against the re-solving player: {n} hands on each ...", file=sys.stderr, flush=True)
+            altered, a = _run(pool, "blueprint", "leaks", n, args.seed, planted=planted)
+            resolving, b = _run(pool, "blueprint", "leaks", n, args.seed, planted=planted, resolve=resolve)
             mean, ci = _interval(b - a)
-            out["resolve"] = {"street": LEAK_STREET, "hands": 2 * (n // 2), "translated": altered,
+            out["resolve"] = {"file": args.resolve_on, "street": LEAK_STREET if planted else None,
+                              "hands": 2 * (n // 2), "translated": altered,
                               "resolving": resolving, "paired_difference_mbb_per_game": mean, "paired_ci95": ci}
             print(f"  translated {altered['mbb_per_game']:+.0f} {altered['ci95']}, re-solving "
                   f"{resolving['mbb_per_game']:+.0f} {resolving['ci95']}, paired difference {mean:+.0f} "
