@@ -36,13 +36,14 @@ def test_without_matplotlib_it_is_one_line(tmp_path, capsys, monkeypatch):
         raise agent.plot.PlotUnavailableError("drawing needs matplotlib: pip install 'pokerbot[plot]'")
 
     monkeypatch.setattr(agent.plot, "running_estimate_png", missing)
-    assert main(["eval", "lbr", "call", "--game", "leduc.nolimit.2p", "--hands", "5",
+    assert main(["eval", "lbr", "call", "--game", "leduc.nolimit.2p", "--hands", "5", "--quiet",
                  "--png", str(tmp_path / "x.png")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pokerbot[plot]" in err[0]
 
 
 def test_an_unwritable_png_is_one_line(tmp_path, capsys):
+    """Refused before the evaluation runs (no progress drawn)."""
     assert main(["eval", "lbr", "call", "--game", "leduc.nolimit.2p", "--hands", "5",
                  "--png", str(tmp_path / "missing" / "x.png")]) != 0
     err = capsys.readouterr().err.strip().splitlines()

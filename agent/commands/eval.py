@@ -26,7 +26,7 @@ from ..progress import Progress
 from ..strategy_player import StrategyPlayer
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
-from .eval_png import add_png_option, write_png
+from .eval_png import add_png_option, check_png, write_png
 from .options import UserError, add_resolve_options, resolve_spec
 from .strategy_tables import add_tables_option
 
@@ -180,6 +180,7 @@ def run_h2h(args: argparse.Namespace) -> int:
     """Compute and print A's head-to-head value against B."""
     from solver.evaluation.head_to_head import ALL_BOARDS_MAX, head_to_head, n_boards
 
+    check_png(args.png)
     if args.boards is not None and args.boards < 1:
         raise UserError(f"--boards must be at least 1, got {args.boards}")
     if args.jobs < 1:

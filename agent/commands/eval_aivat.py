@@ -16,7 +16,7 @@ from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..strategy_player import StrategyPlayer
 from .options import UserError, add_resolve_options, resolve_spec
-from .eval_png import add_png_option, write_png
+from .eval_png import add_png_option, check_png, write_png
 from .strategy_tables import add_tables_option
 
 
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from solver.evaluation.aivat import aivat, known_player_name
     from solver.resolve.opponent import resolving_ranges
 
+    check_png(args.png)
     try:
         text = Path(args.log).read_text()
     except OSError as exc:

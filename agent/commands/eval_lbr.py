@@ -18,7 +18,7 @@ from ..players import RESOLVE_PREFIX, PlayerSpec, open_for_play
 from ..progress import Progress
 from ..strategy_player import StrategyPlayer
 from .options import UserError, add_resolve_options, resolve_spec
-from .eval_png import add_png_option, write_png
+from .eval_png import add_png_option, check_png, write_png
 from .strategy_tables import add_tables_option
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_tables_option(p, "auto")
     add_png_option(p, "deals (each deal played in both seats)")
     add_resolve_options(p, flag=False)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=run)
 
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     """Play LBR against the player and print the result."""
     from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, Opponent, StrategyOpponent
 
+    check_png(args.png)
     if args.hands < 1:
         raise UserError("--hands must be at least 1")
     opponent: Opponent
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.exact:
         return _exact(lbr, args)
-    bar = Progress(args.hands, "lbr", unit=" hands", enabled=not args.json)
+    bar = Progress(args.hands, "lbr", unit=" hands", enabled=not (args.json or args.quiet))
     try:
         result = lbr.run(args.hands, progress=lambda n: bar.update(n))
     finally:

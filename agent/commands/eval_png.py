@@ -11,7 +11,7 @@ import numpy as np
 
 from .options import UserError
 
-__all__ = ["add_png_option", "write_png"]
+__all__ = ["add_png_option", "check_png", "write_png"]
 
 
 def add_png_option(p: argparse.ArgumentParser, over: str) -> None:
@@ -23,6 +23,22 @@ def add_png_option(p: argparse.ArgumentParser, over: str) -> None:
         help=f"draw the running estimate and its 95%% interval over {over} to FILE "
         "(needs matplotlib: pip install 'pokerbot[plot]')",
     )
+
+
+def check_png(path: Path | None) -> None:
+    """Before a long evaluation: refuse, in one line, a ``--png`` that could not be drawn
+    (matplotlib missing, or no directory to write it in), instead of failing after it."""
+    if path is None:
+        return
+    import importlib.util
+
+    from ..plot import PLOT_HINT
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UserError(PLOT_HINT)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"--png {path}: there is no directory {parent}")
 
 
 def write_png(path: Path | None, values: Sequence[float] | np.ndarray, **kwargs: Any) -> None:
