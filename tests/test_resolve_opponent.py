@@ -26,27 +26,12 @@ from solver.resolve.opponent import ResolvingOpponent, resolving_range
 from solver.resolve.player import ResolveCounts, ResolveOptions, ResolvingWalk, _row_of
 from solver.training.algorithms import solve
 
+from .test_player_range import _Choices
+
 #: No-limit Leduc with 6-chip stacks (817 real nodes), as in test_resolve_exact.py.
 GAME = dataclasses.replace(load_game("leduc.nolimit.2p"), stack=(6, 6))
 POLICY = translated_policy(solve(GAME, "cfr+", iterations=1000, betting="0.5p,1p,a"))
 OPTIONS = ResolveOptions(iterations=40)
-
-
-class _Choices:
-    """The k-th random choice takes option ``prefix[k]``, later ones their first option
-    with positive probability; the weight is the product of the chosen probabilities."""
-
-    def __init__(self, prefix: list[int]) -> None:
-        self.prefix = prefix
-        self.calls: list[list[float]] = []
-        self.weight = 1.0
-
-    def choose(self, probs: list[float]) -> int:
-        k = len(self.calls)
-        self.calls.append(probs)
-        i = self.prefix[k] if k < len(self.prefix) else next(j for j, p in enumerate(probs) if p > 0.0)
-        self.weight *= probs[i]
-        return i
 
 
 def _brute_likelihood(monkeypatch, position, hole, history, options) -> float:
