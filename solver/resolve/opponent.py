@@ -42,15 +42,21 @@ class _DealRules(ResolvingRules):
         return [(self._rows.board_through(state.round), slice(None))]
 
 
+def _require_budget(options: ResolveOptions) -> None:
+    """Refuse (ValueError) a seconds cap: the player's play would depend on the clock, and
+    its range could not be made again."""
+    if options.seconds is not None:
+        raise ValueError("the re-solving player's range needs an iteration budget: a seconds cap makes its "
+                         "play depend on the clock")
+
+
 def resolving_range(policy: TranslatedPolicy, options: ResolveOptions, hands: np.ndarray,
                     position: int) -> PlayerRange:
     """The exact range of the re-solving player (``policy`` re-solved with ``options``) at
     ``position`` over the private hands ``hands``, from the start of a hand: the
     :class:`PlayerRange` interface (``weights``, ``after``, ``moves``,
     ``fold_probability``) with the re-solving player's rules."""
-    if options.seconds is not None:
-        raise ValueError("the re-solving player's range needs an iteration budget: a seconds cap makes its "
-                         "play depend on the clock")
+    _require_budget(options)
     return PlayerRange(policy, hands, position, rules=lambda rows: _DealRules(rows, options, position))
 
 
@@ -61,9 +67,7 @@ def resolving_ranges(policy: TranslatedPolicy,
     that does not re-solve (``options`` None). A seconds cap is refused (ValueError)."""
     if options is None:
         return None
-    if options.seconds is not None:
-        raise ValueError("the re-solving player's probabilities need an iteration budget: a seconds cap makes "
-                         "its play depend on the clock")
+    _require_budget(options)
     return lambda rows, position: resolving_range(policy, options, rows, position)
 
 
@@ -77,9 +81,7 @@ class ResolvingOpponent:
 
     def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, seed: int = 0,
                  name: str = "resolve") -> None:
-        if options.seconds is not None:
-            raise ValueError("LBR against the re-solving player needs an iteration budget: a seconds cap makes "
-                             "its play depend on the clock, and its range with it")
+        _require_budget(options)
         self.policy = policy
         self.options = options
         self.seed = int(seed)

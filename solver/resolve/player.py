@@ -55,8 +55,8 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -389,10 +389,10 @@ def resolve_subgame(
     if not board and my_range is None and previous is None:
         # a first preflop re-solve is a function of the public history alone: made once
         key = (opts, position, tuple(a.action for a in state.history), parent is not None)
-        kept = _preflop_kept(policy).get(key)
-        if kept is not None:
-            _preflop_kept(policy).move_to_end(key)
-            return dataclasses.replace(kept, seconds=0.0)
+        kept = _preflop_kept(policy)
+        if key in kept:
+            kept.move_to_end(key)
+            return dataclasses.replace(kept[key], seconds=0.0)
     live = ~np.isin(hands, np.asarray(board, dtype=np.int64)).any(axis=1)
     blueprint_mine = ranges.weights(me) * live
     mine = blueprint_mine if my_range is None else my_range * live
