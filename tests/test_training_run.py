@@ -52,6 +52,15 @@ def _config(algo: str = "es", **kw) -> TrainingConfig:
         (lambda: AlgorithmConfig("cfr+", regret_floor=True), "--regret-floor applies"),
         (lambda: AlgorithmConfig("es", form="history"), "--form applies to --algo cfr / cfr+, not es"),
         (lambda: AlgorithmConfig("es", averaging="cubic"), "--averaging must be one of uniform, linear"),
+        (lambda: AlgorithmConfig("es", discount_every=10), "--discount-every needs --discount"),
+        (lambda: AlgorithmConfig("es", discount="linear", dcfr_alpha=2.0), "--dcfr-alpha needs --discount dcfr"),
+        (lambda: AlgorithmConfig("es", discount="dcfr", averaging="linear"), "leave --averaging uniform"),
+        (lambda: AlgorithmConfig("es", discount="dcfr", discount_every=0), "--discount: discount interval 0"),
+        (lambda: AlgorithmConfig("cfr+", discount="linear"), "--discount applies to --algo es / os / tcfr"),
+        (lambda: AlgorithmConfig("os", prune_threshold=-5.0), "--prune-threshold applies to --algo es / tcfr"),
+        (lambda: AlgorithmConfig("es", prune_share=0.5), "--prune-share needs --prune-threshold"),
+        (lambda: AlgorithmConfig("es", prune_threshold=3.0), "--prune-threshold: pruning threshold 3"),
+        (lambda: AlgorithmConfig("es", prune_threshold=-3.0, regret_floor=True), "cannot run with --regret-floor"),
         (lambda: CheckpointConfig(every=-2), "--checkpoint-every must not be negative"),
         (lambda: EvaluationConfig(every=-1), "--eval-every must not be negative"),
         (lambda: _config(seed=-1), "--seed must not be negative, not -1"),
@@ -160,6 +169,18 @@ def test_command_runs_the_same_config(tmp_path):
     again = _from_cli(config.command())
     assert dataclasses.replace(again, recipe=None) == config
     assert config.recipe_text().startswith("pokerbot train leduc.nolimit.2p --betting 1p,a")
+    scheduled = TrainingConfig(
+        "leduc.limit.2p",
+        AlgorithmConfig("es", discount="dcfr", discount_every=500, discount_until=9000, dcfr_alpha=1.0,
+                        dcfr_beta=0.5, dcfr_gamma=3.0, prune_threshold=-40.0, prune_after=100,
+                        prune_share=0.9, prune_floor=-50.0),
+        Budget(iterations=100),
+        out=tmp_path / "s.strategy",
+    )  # fmt: skip
+    assert dataclasses.replace(_from_cli(scheduled.command()), recipe=None) == scheduled
+    options = scheduled.sampling_options().record()
+    assert options["discount"] == {"rule": "dcfr", "every": 500, "until": 9000, "alpha": 1.0, "beta": 0.5, "gamma": 3.0}
+    assert options["pruning"] == {"threshold": -40.0, "after": 100, "share": 0.9, "floor": -50.0}
     minimal = TrainingConfig("kuhn.limit.2p", AlgorithmConfig("cfr+"), Budget(iterations=10))
     assert minimal.command() == ["train", "kuhn.limit.2p", "--algo", "cfr+", "--iterations", "10"]
 
@@ -204,12 +225,16 @@ def _same_tables(a, b) -> None:
         np.testing.assert_array_equal(a.arrays[k], b.arrays[k], err_msg=k)
 
 
-@pytest.mark.parametrize("algo", ["es", "tcfr"])
-def test_stopped_and_resumed_through_the_library_is_the_run_never_stopped(tmp_path, algo):
+@pytest.mark.parametrize(
+    "algo,options",
+    [("es", {}), ("tcfr", {}), ("es", {"discount": "dcfr", "discount_every": 7_000, "prune_threshold": -50.0})],
+    ids=["es", "tcfr", "es-discounted-pruned"],
+)
+def test_stopped_and_resumed_through_the_library_is_the_run_never_stopped(tmp_path, algo, options):
     def config(folder: Path) -> TrainingConfig:
         return TrainingConfig(
             "leduc.limit.2p",
-            AlgorithmConfig(algo),
+            AlgorithmConfig(algo, **options),
             Budget(iterations=100_000),
             out=folder / "run.strategy",
             seed=3,

@@ -22,6 +22,7 @@ from typing import Any
 from solver.training.algorithms import ALGORITHMS, FORMS
 from solver.training.config import (
     AVERAGING,
+    DISCOUNTS,
     DTYPES,
     PRECISIONS,
     AlgorithmConfig,
@@ -66,6 +67,16 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "regret_floor": ("bool", None),
     "close_threshold": ("float", None),
     "pure": ("bool", None),
+    "discount": ("str", DISCOUNTS),
+    "discount_every": ("int", None),
+    "discount_until": ("int", None),
+    "dcfr_alpha": ("float", None),
+    "dcfr_beta": ("float", None),
+    "dcfr_gamma": ("float", None),
+    "prune_threshold": ("float", None),
+    "prune_after": ("int", None),
+    "prune_share": ("float", None),
+    "prune_floor": ("float", None),
     "checkpoint": ("path", None),
     "checkpoint_every": ("float", None),
     "eval_every": ("float", None),
@@ -73,6 +84,11 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "out": ("path", None),
     "metrics": ("path", None),
 }
+#: The discount and pruning keys (each an AlgorithmConfig field of the same name).
+SCHEDULE_KEYS = (
+    "discount", "discount_every", "discount_until", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
+    "prune_threshold", "prune_after", "prune_share", "prune_floor",
+)  # fmt: skip
 #: Values of the keys above when neither the command line nor the config gives them.
 DEFAULTS: dict[str, Any] = {
     "seed": 0,
@@ -125,7 +141,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
             "precision, averaging, regret_floor, form, targeting, epsilon, importance, close_threshold, "
-            "pure, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
+            "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
+            "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
             "Options on the command line override the file. Relative paths in the file "
             "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
             "as on the command line, not to the file's folder. Unknown keys and values of the "
@@ -145,6 +162,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "every entry), measured on every line for tables of up to "
             f"{TABLE_STATS_ENTRIES:,} entries and, above, at most every {TABLE_STATS_GAP:g} s "
             "and on the last line (two passes over the table: about 0.1 s per 10M entries); "
+            "nodes_per_deal (of this run: what pruning saves); discounts (with --discount: how "
+            "many the run has applied); "
             "and exploitability / mbb_per_game (abstract game) when an evaluation happened "
             "then. The last line has \"final\": true, the final evaluation, \"interrupted\" "
             "and \"signal\" (SIGINT, SIGTERM or null).",
@@ -264,6 +283,37 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         default=None,
         help="tcfr: play the highest-regret action (no regret matching)",
+    )
+    p.add_argument(
+        "--discount",
+        choices=DISCOUNTS,
+        help="es/os/tcfr: discount regrets and average sums after every --discount-every "
+        "iterations: linear (Linear CFR's t/(t+1)) or dcfr (Discounted CFR, alpha 1.5, beta 0, "
+        "gamma 2), t counting the batches (Brown & Sandholm 2019)",
+    )
+    p.add_argument(
+        "--discount-every", type=int, metavar="N", help="iterations per discount batch (default 1,000,000)"
+    )
+    p.add_argument(
+        "--discount-until",
+        type=int,
+        metavar="N",
+        help="stop discounting after iteration N (Pluribus discounted its first 400 minutes only)",
+    )
+    for name, default in (("alpha", "1.5"), ("beta", "0"), ("gamma", "2")):
+        p.add_argument(f"--dcfr-{name}", type=float, metavar="X", help=f"--discount dcfr: {name} (default {default})")
+    p.add_argument(
+        "--prune-threshold",
+        type=float,
+        metavar="C",
+        help="es/tcfr: MCCFR-P (Pluribus): on --prune-share of the iterations skip the traverser's "
+        "actions whose cumulative regret (chips) is below C < 0, except on the last street and "
+        "actions that end the hand; regrets are floored at --prune-floor",
+    )
+    p.add_argument("--prune-after", type=int, metavar="N", help="iterations before pruning starts (default 0)")
+    p.add_argument("--prune-share", type=float, metavar="P", help="share of iterations that prune (default 0.95)")
+    p.add_argument(
+        "--prune-floor", type=float, metavar="F", help="regret floor with pruning (default 31/30 of the threshold)"
     )
     p.add_argument(
         "--checkpoint",
@@ -405,6 +455,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         importance=args.importance,
         close_threshold=args.close_threshold,
         pure=args.pure,
+        **{name: getattr(args, name) for name in SCHEDULE_KEYS},
     )
     record = None
     if args.config is not None:

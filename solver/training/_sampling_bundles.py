@@ -143,7 +143,11 @@ class KConfig(NamedTuple):
     all_mask: int  # bit set of every street
     prefetch: int  # the kernel's PF_* bits: what to prefetch (tables larger than the caches)
     chance_key: np.uint64  # key of the per-iteration chance streams (from the seed)
-    floor: int  # keep cumulative regrets >= 0 after each update (regret-matching+ style)
+    floor: int  # keep cumulative regrets >= floor_at after each update
+    floor_at: float  # 0 for regret-matching+'s floor; negative with pruning (Pluribus)
+    prune_from: int  # first iteration that may prune (MCCFR-P); beyond every iteration: never
+    prune_share: float  # share of the iterations from prune_from on that prune
+    prune_at: float  # a traverser's action whose regret is below this is skipped
 
 
 class KScratch(NamedTuple):

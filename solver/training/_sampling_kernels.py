@@ -114,6 +114,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
+_PRUNE_SALT = np.uint64(0x5851F42D4C957F2D)  # keys the stream that picks MCCFR-P's iterations
 _S31 = np.uint64(31)
 
 # Prefetch bits of KConfig.prefetch (chosen by the solver from the table size and layout).
@@ -585,7 +586,7 @@ def _prefetch_children(
 @njit(cache=True, inline="always")
 def _back_up_outcome(
     t: KTree, lay: KLayout, sc: KScratch, regrets: np.ndarray, dep: int, trav: int, ret: float,
-    samp: float, floor: int,
+    samp: float, floor: int, floor_at: float,
 ) -> None:  # fmt: skip
     """Outcome sampling's regret updates up the trajectory of ``dep`` frames that ended
     with the traverser winning ``ret`` (``samp``: its sampling probability q(z)): at each
@@ -607,20 +608,46 @@ def _back_up_outcome(
             regrets[o + a] += va
             if floor:
                 for b in range(n):
-                    if regrets[o + b] < 0.0:
-                        regrets[o + b] = 0.0
+                    if regrets[o + b] < floor_at:
+                        regrets[o + b] = floor_at
         tail *= sig[j, a]
+
+
+@njit(cache=True, inline="always")
+def _pruned(t: KTree, regrets: np.ndarray, o: int, node: int, a: int, prune_at: float, last: int) -> bool:
+    """Whether MCCFR-P skips the traverser's action ``a`` at ``node`` (row at ``o``): its
+    regret is below ``prune_at``, the node is not on the ``last`` street, and the action
+    does not end the hand (Brown & Sandholm 2019, Science, supplementary, Algorithm 1)."""
+    if t.street[node] == last or regrets[o + a] >= prune_at:
+        return False
+    kd = t.kind[t.child[node] + a]
+    return kd == DECISION or kd == CHANCE
+
+
+@njit(cache=True, inline="always")
+def _first_explored(t: KTree, regrets: np.ndarray, o: int, node: int, pos: int, prune_at: float,
+                    last: int, vals: np.ndarray, f: int) -> int:  # fmt: skip
+    """The first action from ``pos`` on that MCCFR-P explores; every skipped one gets a
+    NaN value in ``vals[f]`` (not explored: no regret update, no part of the node's value)."""
+    n = t.n_child[node]
+    while pos < n and _pruned(t, regrets, o, node, pos, prune_at, last):
+        vals[f, pos] = np.nan
+        pos += 1
+    return pos
 
 
 @njit(cache=True, inline="always")
 def _ascend(
     t: KTree, lay: KLayout, g: KConfig, sc: KScratch, regrets: np.ndarray, dep: int, trav: int,
-    ret: float, importance: int, floor: int,
+    ret: float, importance: int, floor: int, prune: int,
 ) -> tuple:  # fmt: skip
     """Hand the value ``ret`` to the deepest branching frame and finish the frames whose
     actions are all evaluated: c = sum_a sigma(a) v(a), regrets += v(a) - c (times 1/q
     with ``importance``: :func:`_sample_prob`). Returns (the node of the next action to
-    evaluate, the depth, True), or (0, 0, False) once the walk is done."""
+    evaluate, the depth, True), or (0, 0, False) once the walk is done.
+
+    ``prune``: a frame whose bit 1 of ``frames[f, 2]`` is set skips the actions MCCFR-P
+    prunes (:func:`_pruned`); they take no part in c and get no update."""
     frames = sc.frames
     vals = sc.vals
     sig = sc.sig
@@ -633,26 +660,34 @@ def _ascend(
         vals[f, pos] = ret
         pos += 1
         n = t.n_child[pnode]
+        if prune and frames[f, 2] & 2:
+            o = lay.offset[pnode] + sc.bk[trav, t.street[pnode]] * lay.row_stride[pnode]
+            pos = _first_explored(t, regrets, o, pnode, pos, g.prune_at, sc.bk.shape[1] - 1, vals, f)
         if pos < n:
             frames[f, 1] = pos
             if importance:
                 for s in range(rho.shape[1]):
                     rho[live, s] = rho[f, s]
-                if frames[f, 2] == 0:
+                if (frames[f, 2] & 1) == 0:
                     rho[live, t.street[pnode]] *= sig[f, pos]
             return t.child[pnode] + pos, dep, True
-        cv = 0.0
-        for a in range(n):
-            cv += sig[f, a] * vals[f, a]
         st = t.street[pnode]
         o = lay.offset[pnode] + sc.bk[trav, st] * lay.row_stride[pnode]
+        cut = prune and frames[f, 2] & 2
+        cv = 0.0
+        for a in range(n):
+            if not (cut and np.isnan(vals[f, a])):
+                cv += sig[f, a] * vals[f, a]
         w = 1.0
         if importance:
-            w = 1.0 / _sample_prob(g.q_mask, g.q_freq, rho, f, st, frames[f, 2])
+            w = 1.0 / _sample_prob(g.q_mask, g.q_freq, rho, f, st, frames[f, 2] & 1)
+        floor_at = g.floor_at
         for a in range(n):
+            if cut and np.isnan(vals[f, a]):
+                continue
             regrets[o + a] += w * (vals[f, a] - cv)
-            if floor and regrets[o + a] < 0.0:
-                regrets[o + a] = 0.0
+            if floor and regrets[o + a] < floor_at:
+                regrets[o + a] = floor_at
         ret = cv
         dep = f
     return 0, 0, False
@@ -662,6 +697,7 @@ def _ascend(
 def _walk(
     t: KTree, lay: KLayout, g: KConfig, regrets: np.ndarray, avg: np.ndarray, sc: KScratch,
     trav: int, mask: int, avg_w: float, res0: float, state: np.uint64, general: int | None,
+    prune: int,
 ) -> tuple:  # fmt: skip
     """One walk of the deal in ``sc.bk`` for traverser ``trav`` on an iteration that
     targets the streets ``mask`` (average weight ``avg_w``, player 0's showdown result
@@ -683,6 +719,10 @@ def _walk(
     weighted averaging; pi_{-i} is the opponent's own reach, q the prefix's sampling
     probability); regrets are updated on the way back up (:func:`_back_up_outcome`).
 
+    ``prune``: this iteration is one of MCCFR-P's (Brown & Sandholm 2019, Science,
+    supplementary): at an explored traverser node the actions :func:`_pruned` names are
+    skipped (unless that would skip them all), and c sums sigma(a) v(a) over the others.
+
     ``general``: as in :func:`run_iterations` (None: the options it ignores are constants
     here, and numba prunes their branches).
     """
@@ -701,6 +741,7 @@ def _walk(
         importance = 0
         close_at = 0.0
         pure = 0
+        prune = 0
     else:
         algo = g.algo
         importance = g.importance
@@ -737,16 +778,24 @@ def _walk(
             if explored or algo == ALG_OUTCOME:
                 _write_sigma(regrets, o, n, sig, dep, pure, best, total)
             if explored:
+                first = 0
+                flags = close
+                if prune:
+                    first = _first_explored(t, regrets, o, node, 0, g.prune_at, bk.shape[1] - 1, sc.vals, dep)
+                    if first < n:
+                        flags |= 2
+                    else:  # every action would be skipped: explore them all
+                        first = 0
                 frames[dep, 0] = node
-                frames[dep, 1] = 0
-                frames[dep, 2] = close
+                frames[dep, 1] = first
+                frames[dep, 2] = flags
                 if importance:
                     for s in range(rho.shape[1]):
                         rho[dep, s] = rho[live, s]
                     if not close:
-                        rho[live, st] *= sig[dep, 0]
+                        rho[live, st] *= sig[dep, first]
                 dep += 1
-                node = t.child[node]
+                node = t.child[node] + first
                 continue
             state, u = _uniform(state)
             mine = actor == trav
@@ -794,9 +843,9 @@ def _walk(
         else:
             ret = float(min(spent[node, 0], spent[node, 1])) * (res0 if trav == 0 else -res0)
         if algo == ALG_OUTCOME:
-            _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor)
+            _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor, g.floor_at)
             break
-        node, dep, more = _ascend(t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor)
+        node, dep, more = _ascend(t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune)
         if not more:
             break
     return state, nodes
@@ -849,13 +898,20 @@ def run_iterations(
     state = sc.rng[0]
     cur = sc.cursor[0]
     nodes = 0
+    prune_key = g.chance_key ^ _PRUNE_SALT
     for k in range(count):
-        avg_w = float(start + k * stride + 1) if linear else 1.0
+        it = start + k * stride
+        avg_w = float(it + 1) if linear else 1.0
         _look_ahead(lay, d, cd, g, regrets, avg, sc, start, count, stride, k)
         state, cur, res0 = _deal(d, sc, cd.dealt, k % 3, state, cur)
         mask = sc.mask_ahead[k % 3]
+        prune = 0
+        if general is not None and it >= g.prune_from:
+            # whether iteration it prunes: a stream of its own, as its deal (any threads)
+            _, u = _uniform(_chance_state(prune_key, it))
+            prune = 1 if u < g.prune_share else 0
         for trav in range(2):
-            state, n = _walk(t, lay, g, regrets, avg, sc, trav, mask, avg_w, res0, state, general)
+            state, n = _walk(t, lay, g, regrets, avg, sc, trav, mask, avg_w, res0, state, general, prune)
             nodes += n
     sc.rng[0] = state
     sc.cursor[0] = cur

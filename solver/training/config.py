@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, Any
 from .algorithms import ALGORITHMS, FORMS
 from .dealt import SAMPLED_ALGORITHMS as SAMPLED
 from .sampled import Averaging, SamplingOptions
+from .schedules import DISCOUNTS, Discounting, Pruning
 
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
 
 __all__ = [
     "AVERAGING",
+    "DISCOUNTS",
     "DTYPES",
     "PRECISIONS",
     "AlgorithmConfig",
@@ -116,11 +118,17 @@ class Budget:
 @dataclass(frozen=True)
 class AlgorithmConfig:
     """The algorithm (one of :data:`solver.training.algorithms.ALGORITHMS`) and its own
-    options: ``form`` for cfr/cfr+ ('vector' or 'history'); ``averaging`` and
-    ``regret_floor`` for es/os/tcfr; ``epsilon`` for os (None: the solver's default);
-    ``targeting``, ``importance``, ``close_threshold`` (None: 0) and ``pure`` for tcfr.
-    An option set for an algorithm that does not take it is an error. Their values
-    are checked by the solvers (:mod:`solver.training.mccfr`, :mod:`solver.training.tcfr`)."""
+    options: ``form`` for cfr/cfr+ ('vector' or 'history'); ``averaging``,
+    ``regret_floor`` and the discount (``discount``: 'linear' or 'dcfr', after every
+    ``discount_every`` iterations up to ``discount_until``, DCFR's ``dcfr_alpha``,
+    ``dcfr_beta``, ``dcfr_gamma``: :class:`~solver.training.schedules.Discounting`)
+    for es/os/tcfr; pruning for es/tcfr (``prune_threshold`` turns it on, with
+    ``prune_after``, ``prune_share`` and ``prune_floor``:
+    :class:`~solver.training.schedules.Pruning`); ``epsilon`` for os (None: the solver's
+    default); ``targeting``, ``importance``, ``close_threshold`` (None: 0) and ``pure``
+    for tcfr. An option set for an algorithm that does not take it is an error. Their
+    values are checked by the solvers (:mod:`solver.training.mccfr`,
+    :mod:`solver.training.tcfr`) and the schedules."""
 
     name: str
     form: str = "vector"
@@ -131,6 +139,16 @@ class AlgorithmConfig:
     importance: bool = False
     close_threshold: float | None = None
     pure: bool = False
+    discount: str | None = None
+    discount_every: int | None = None
+    discount_until: int | None = None
+    dcfr_alpha: float | None = None
+    dcfr_beta: float | None = None
+    dcfr_gamma: float | None = None
+    prune_threshold: float | None = None
+    prune_after: int | None = None
+    prune_share: float | None = None
+    prune_floor: float | None = None
 
     def __post_init__(self) -> None:
         _choice("--algo", self.name, ALGORITHMS)
@@ -142,6 +160,39 @@ class AlgorithmConfig:
         _set(self, "close_threshold", _number("--close-threshold", self.close_threshold))
         for flag in ("regret_floor", "importance", "pure"):
             _set(self, flag, bool(getattr(self, flag)))
+        if self.discount is not None:
+            _choice("--discount", self.discount, DISCOUNTS)
+        for name in ("discount_every", "discount_until", "prune_after"):
+            _set(self, name, _whole("--" + name.replace("_", "-"), getattr(self, name)))
+        for name in ("dcfr_alpha", "dcfr_beta", "dcfr_gamma", "prune_threshold", "prune_share", "prune_floor"):
+            _set(self, name, _number("--" + name.replace("_", "-"), getattr(self, name)))
+        discounted = self.discount is not None
+        dcfr = self.discount == "dcfr"
+        pruned = self.prune_threshold is not None
+        for flag, given, needs, on in (
+            ("--discount-every", self.discount_every, "--discount", discounted),
+            ("--discount-until", self.discount_until, "--discount", discounted),
+            ("--dcfr-alpha", self.dcfr_alpha, "--discount dcfr", dcfr),
+            ("--dcfr-beta", self.dcfr_beta, "--discount dcfr", dcfr),
+            ("--dcfr-gamma", self.dcfr_gamma, "--discount dcfr", dcfr),
+            ("--prune-after", self.prune_after, "--prune-threshold", pruned),
+            ("--prune-share", self.prune_share, "--prune-threshold", pruned),
+            ("--prune-floor", self.prune_floor, "--prune-threshold", pruned),
+        ):
+            if given is not None and not on:
+                raise ConfigError(f"{flag} needs {needs}")
+        if discounted and self.averaging != "uniform":
+            raise ConfigError("--discount weights the average itself: leave --averaging uniform")
+        if pruned and self.regret_floor:
+            raise ConfigError("--prune-threshold needs negative regrets: it cannot run with --regret-floor")
+        try:
+            self.discounting()
+        except ValueError as exc:
+            raise ConfigError(f"--discount: {exc}") from None
+        try:
+            self.pruning()
+        except ValueError as exc:
+            raise ConfigError(f"--prune-threshold: {exc}") from None
         self.check_applies(
             {
                 "--epsilon": (self.epsilon is not None, ("os",)),
@@ -151,6 +202,8 @@ class AlgorithmConfig:
                 "--pure": (self.pure, ("tcfr",)),
                 "--averaging": (self.averaging != "uniform", SAMPLED),
                 "--regret-floor": (self.regret_floor, SAMPLED),
+                "--discount": (discounted, SAMPLED),
+                "--prune-threshold": (pruned, ("es", "tcfr")),
                 "--form": (self.form != "vector", _CFR),
             }
         )
@@ -159,6 +212,26 @@ class AlgorithmConfig:
     def sampled(self) -> bool:
         """Whether the algorithm samples (es, os, tcfr)."""
         return self.name in SAMPLED
+
+    def discounting(self) -> Discounting | None:
+        """The discount schedule these options ask for (None: none)."""
+        if self.discount is None:
+            return None
+        given = {
+            "every": self.discount_every,
+            "until": self.discount_until,
+            "alpha": self.dcfr_alpha,
+            "beta": self.dcfr_beta,
+            "gamma": self.dcfr_gamma,
+        }
+        return Discounting(self.discount, **{k: v for k, v in given.items() if v is not None})
+
+    def pruning(self) -> Pruning | None:
+        """The pruning these options ask for (None: none)."""
+        if self.prune_threshold is None:
+            return None
+        given = {"after": self.prune_after, "share": self.prune_share, "floor": self.prune_floor}
+        return Pruning(self.prune_threshold, **{k: v for k, v in given.items() if v is not None})
 
     def check_applies(self, given: Mapping[str, tuple[bool, tuple[str, ...]]]) -> None:
         """Refuse each ``flag: (set, algorithms it applies to)`` set for another algorithm."""
@@ -308,6 +381,8 @@ class TrainingConfig:
             dtype=self.table_dtype(resumed),
             averaging=Averaging(self.algorithm.averaging),
             floor=self.algorithm.regret_floor,
+            discount=self.algorithm.discounting(),
+            pruning=self.algorithm.pruning(),
         )
 
     def solver_options(self) -> dict[str, Any]:
@@ -345,6 +420,16 @@ class TrainingConfig:
             ("--epsilon", a.epsilon, None),
             ("--targeting", a.targeting, None),
             ("--close-threshold", a.close_threshold, None),
+            ("--discount", a.discount, None),
+            ("--discount-every", a.discount_every, None),
+            ("--discount-until", a.discount_until, None),
+            ("--dcfr-alpha", a.dcfr_alpha, None),
+            ("--dcfr-beta", a.dcfr_beta, None),
+            ("--dcfr-gamma", a.dcfr_gamma, None),
+            ("--prune-threshold", a.prune_threshold, None),
+            ("--prune-after", a.prune_after, None),
+            ("--prune-share", a.prune_share, None),
+            ("--prune-floor", a.prune_floor, None),
             ("--checkpoint", c.file, None),
             ("--checkpoint-every", c.every, None),
             ("--resume", c.resume, None),

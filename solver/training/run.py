@@ -379,6 +379,9 @@ class _Session:
             line["deals"] = int(self.solver.iterations)
             line["deals_per_s"] = per_s
             line["nodes"] = int(res.nodes)
+            line["nodes_per_deal"] = res.nodes / res.iterations if res.iterations > 0 else None
+            if self.solver.sampling.discount is not None:
+                line["discounts"] = self.solver.discounts
             line["nodes_per_s"] = res.nodes / res.seconds if res.seconds > 0 else None
         line["rss_gib"] = round(rss, 4)
         due = final or line["t"] - self.last_stats >= self.stats_gap

@@ -30,6 +30,7 @@ from .. import _kernels as K
 from . import _sampling_kernels as SK
 from ..problem import Problem
 from ..strategy import Strategy
+from .schedules import NEVER, Discounting, Pruning, discount_tables
 
 __all__ = [
     "LAYOUTS",
@@ -74,7 +75,10 @@ class SamplingOptions:
     * ``layout``: the :class:`TableLayout` kind, 'bucket' (the default) or 'node';
       both give identical runs;
     * ``floor``: keep cumulative regrets at or above 0 after every update (as
-      regret-matching+ does; Tammelin 2014, Eq. 3's floor).
+      regret-matching+ does; Tammelin 2014, Eq. 3's floor);
+    * ``discount``: a :class:`~solver.training.schedules.Discounting` (Linear or
+      Discounted CFR's weights, per batch of iterations), or None;
+    * ``pruning``: a :class:`~solver.training.schedules.Pruning` (MCCFR-P), or None.
 
     Every value is checked here, on construction (``ValueError``, one line).
     """
@@ -86,6 +90,8 @@ class SamplingOptions:
     stratify: bool = True
     layout: str = "bucket"
     floor: bool = False
+    discount: Discounting | None = None
+    pruning: Pruning | None = None
 
     def __post_init__(self) -> None:
         for name in ("seed", "threads"):
@@ -107,6 +113,14 @@ class SamplingOptions:
             raise ValueError(f"table layout {self.layout!r} is not 'bucket' or 'node'")
         for name in ("stratify", "floor"):
             object.__setattr__(self, name, bool(getattr(self, name)))
+        if self.discount is not None and not isinstance(self.discount, Discounting):
+            raise ValueError(f"discount {self.discount!r} is not a Discounting")
+        if self.pruning is not None and not isinstance(self.pruning, Pruning):
+            raise ValueError(f"pruning {self.pruning!r} is not a Pruning")
+        if self.discount is not None and self.averaging is Averaging.LINEAR:
+            raise ValueError("a discount weights the average itself: leave averaging uniform")
+        if self.pruning is not None and self.floor:
+            raise ValueError("pruning needs negative regrets: it cannot run with the regret floor at 0")
 
     def record(self) -> dict[str, Any]:
         """The options that define a run's tables, as checkpoints record them (seed and
@@ -116,8 +130,13 @@ class SamplingOptions:
             "dtype": self.dtype,
             "stratify": self.stratify,
         }
-        if self.floor:  # recorded only when set: older checkpoints have no such key
+        # each recorded only when set: older checkpoints have no such keys
+        if self.floor:
             out["floor"] = True
+        if self.discount is not None:
+            out["discount"] = self.discount.record()
+        if self.pruning is not None:
+            out["pruning"] = self.pruning.record()
         return out
 
     @classmethod
@@ -134,6 +153,8 @@ class SamplingOptions:
             stratify=bool(record.get("stratify", True)),
             layout=layout,
             floor=bool(record.get("floor", False)),
+            discount=Discounting.from_record(record["discount"]) if record.get("discount") else None,
+            pruning=Pruning.from_record(record["pruning"]) if record.get("pruning") else None,
         )
 
 
@@ -424,6 +445,10 @@ def make_config(
         prefetch=0,  # the solver decides from the table size and layout
         chance_key=np.uint64(0),  # the solver sets it from the seed
         floor=0,  # the solver sets it from its options
+        floor_at=0.0,
+        prune_from=NEVER,  # the solver sets pruning from its options
+        prune_share=0.0,
+        prune_at=0.0,
     )
 
 
@@ -458,14 +483,22 @@ class SampledCFRSolver:
             bucket = sampling.layout == "bucket"
             prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if bucket else SK.PF_CHILDREN)
         linear = sampling.averaging is Averaging.LINEAR
+        pruning = sampling.pruning
+        if pruning is not None and config.algo != SK.ALG_TARGETED:
+            raise ValueError("pruning skips actions the traverser explores: es and tcfr only")
         self.config = config._replace(
             averaging=SK.AVG_LINEAR if linear else SK.AVG_UNIFORM,
             prefetch=prefetch,
             chance_key=chance_key(sampling.seed),
-            floor=int(sampling.floor),
+            floor=int(sampling.floor or pruning is not None),
+            floor_at=0.0 if pruning is None else float(pruning.floor),
+            prune_from=NEVER if pruning is None else pruning.after,
+            prune_share=0.0 if pruning is None else pruning.share,
+            prune_at=0.0 if pruning is None else pruning.threshold,
         )
         # The kernel's plain variant where the configuration allows it (see its docstring).
         plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
+        plain = plain and pruning is None
         self._general: int | None = None if plain and config.close == 0.0 else 1
         self.iterations = 0
         self.nodes = 0
@@ -542,6 +575,34 @@ class SampledCFRSolver:
         """
         if iterations < 0:
             raise ValueError(f"iterations {iterations} must not be negative")
+        discount = self.sampling.discount
+        if discount is None:
+            return self._run(iterations)
+        # Batches end at multiples of discount.every however the calls split the run.
+        touched = 0
+        while iterations > 0:
+            step = discount.until_next(self.iterations)
+            n = iterations if step is None else min(iterations, step)
+            touched += self._run(n)
+            iterations -= n
+            if discount.due(self.iterations):
+                self._discount(self.iterations // discount.every)
+        return touched
+
+    @property
+    def discounts(self) -> int:
+        """How many discounts the run has applied (0 without a discount)."""
+        d = self.sampling.discount
+        return 0 if d is None else d.applied(self.iterations)
+
+    def _discount(self, batch: int) -> None:
+        """Apply the discount that follows the ``batch``-th batch (1-based)."""
+        assert self.sampling.discount is not None
+        pos, neg, avg = self.sampling.discount.factors(batch)
+        discount_tables(self.regrets, self.avg_sums, pos, neg, avg)
+
+    def _run(self, iterations: int) -> int:
+        """:meth:`iterate` without discounts."""
         p, g, sc, lay = self.problem, self.config, self._scratch, self.layout.kernel
         n_t = self.sampling.threads
         start = self.iterations
