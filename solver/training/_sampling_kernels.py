@@ -673,21 +673,25 @@ def _ascend(
             return t.child[pnode] + pos, dep, True
         st = t.street[pnode]
         o = lay.offset[pnode] + sc.bk[trav, st] * lay.row_stride[pnode]
-        cut = prune and frames[f, 2] & 2
-        cv = 0.0
-        for a in range(n):
-            if not (cut and np.isnan(vals[f, a])):
-                cv += sig[f, a] * vals[f, a]
         w = 1.0
         if importance:
             w = 1.0 / _sample_prob(g.q_mask, g.q_freq, rho, f, st, frames[f, 2] & 1)
         floor_at = g.floor_at
-        for a in range(n):
-            if cut and np.isnan(vals[f, a]):
-                continue
-            regrets[o + a] += w * (vals[f, a] - cv)
-            if floor and regrets[o + a] < floor_at:
-                regrets[o + a] = floor_at
+        cv = 0.0
+        if prune and frames[f, 2] & 2:  # skipped actions (NaN) take no part
+            for a in range(n):
+                if not np.isnan(vals[f, a]):
+                    cv += sig[f, a] * vals[f, a]
+            for a in range(n):
+                if not np.isnan(vals[f, a]):
+                    regrets[o + a] = max(regrets[o + a] + w * (vals[f, a] - cv), floor_at)
+        else:
+            for a in range(n):
+                cv += sig[f, a] * vals[f, a]
+            for a in range(n):
+                regrets[o + a] += w * (vals[f, a] - cv)
+                if floor and regrets[o + a] < floor_at:
+                    regrets[o + a] = floor_at
         ret = cv
         dep = f
     return 0, 0, False

@@ -498,7 +498,7 @@ class SampledCFRSolver:
         )
         # The kernel's plain variant where the configuration allows it (see its docstring).
         plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
-        plain = plain and pruning is None
+        plain = plain and pruning is None  # (pruning runs in the general variant)
         self._general: int | None = None if plain and config.close == 0.0 else 1
         self.iterations = 0
         self.nodes = 0

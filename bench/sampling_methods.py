@@ -1,0 +1,253 @@
+"""The sampled solvers' options side by side: discounting (Linear CFR, Discounted CFR, with
+and without a horizon; Brown & Sandholm 2019) and pruning (MCCFR-P, Pluribus), against
+plain external sampling, and Targeted CFR's best setting.
+
+1. ``leduc`` (``leduc.limit.2p`` and ``leduc.nolimit.2p --betting 0.5p,1p,a``): each
+   method at equal iterations (``--leduc-iterations``, default 200,000), seeds 1 to 3,
+   exact exploitability (mbb/g) and walk nodes per deal; ``ratio_to_es`` is the
+   method's mean over plain external sampling's (below 1: better). Seconds.
+2. ``short20`` (``holdem.nolimit.2p.short20``, lossless suit-class buckets, ``1p,cap1``,
+   dealt from the deck, float32 tables): the exact exploitability of each method's
+   average strategy after ``--points`` seconds of one thread's CPU time (default 15, 30,
+   60, 120, 240 and 480), seeds ``--seeds`` (default 1 2 3). Two runs at a time, one per
+   core, each a process of its own: every round pairs a method with plain external
+   sampling on the same seed, so both share the machine's noise (``es`` figures are the
+   mean over its rounds). Each point records the run's CPU seconds (training only: the
+   evaluation is not counted), wall seconds and iterations. Per method and point:
+   ``mbb_mean`` and ``mbb_spread`` (min and max over the seeds), ``ratio_to_es`` (the
+   paired mean of method / es), ``iterations_per_cpu_s``, ``nodes_per_deal``.
+
+Methods (``--methods``, default all): ``es``; ``es_linear`` (Linear CFR's discount after
+every ``--every`` iterations, default 1,000,000); ``es_dcfr`` (DCFR 3/2, 0, 2, same
+batches); ``es_dcfr_h`` (DCFR up to iteration ``--dcfr-until``, default 30,000,000, about
+a minute of one thread here, then none: Pluribus's schedule); ``es_prune`` (MCCFR-P, threshold
+``--prune-threshold`` chips, 95% of iterations after ``--prune-after``); ``tcfr``
+(``--targeting game1``, the best Targeted CFR setting measured, README); ``tcfr_dcfr``
+(the same with DCFR's discount).
+
+Prints one JSON object as its last line (also written to ``--out``). A full run of part 2
+takes about (methods - 1) x seeds x (the longest point + 40 s of evaluation); ``--quick``
+runs 10 and 20 s points, seed 1, in about 3 minutes.
+
+Usage: ``python bench/sampling_methods.py [--quick] [--parts leduc short20] [--methods
+...] [--seeds 1 2 3] [--points 15 30 ...] [--out FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GAME = "holdem.nolimit.2p.short20"
+BETTING = "1p,cap1"
+METHODS = ("es", "es_linear", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
+#: Iterations per ``iterate`` call of a worker (about 0.2 s: the points are met within that).
+STEP = 100_000
+
+
+def log(msg: str) -> None:
+    print(f"[methods] {msg}", file=sys.stderr, flush=True)
+
+
+def method_options(name: str, every: int, until: int | None, threshold: float, after: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(algorithm, SamplingOptions keywords, solver keywords) of a method."""
+    from solver.training.schedules import Discounting, Pruning
+
+    algo = "tcfr" if name.startswith("tcfr") else "es"
+    sampling: dict[str, Any] = {}
+    if name in ("es_linear",):
+        sampling["discount"] = Discounting("linear", every=every)
+    elif name in ("es_dcfr", "tcfr_dcfr"):
+        sampling["discount"] = Discounting("dcfr", every=every)
+    elif name == "es_dcfr_h":
+        sampling["discount"] = Discounting("dcfr", every=every, until=until)
+    elif name == "es_prune":
+        sampling["pruning"] = Pruning(threshold, after=after)
+    solver = {"targeting": "game1"} if algo == "tcfr" else {}
+    return algo, sampling, solver
+
+
+# ---------------------------------------------------------------------------- part 1: Leduc
+
+
+def leduc(iterations: int, methods: list[str], every: int, threshold: float) -> dict[str, Any]:
+    import numpy as np
+
+    from solver.evaluation.best_response import exploitability
+    from solver.problem import make_problem
+    from solver.strategy import Strategy
+    from solver.training.algorithms import make_training_solver
+    from solver.training.sampled import SamplingOptions
+
+    out: dict[str, Any] = {"iterations": iterations, "seeds": [1, 2, 3], "discount_every": every,
+                           "prune_threshold": threshold, "games": {}}  # fmt: skip
+    for game, betting in (("leduc.limit.2p", None), ("leduc.nolimit.2p", "0.5p,1p,a")):
+        problem = make_problem(game, betting)
+        rows: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        for name in methods:
+            algo, sampling, opts = method_options(name, every, iterations // 2, threshold, 0)
+            if algo == "tcfr":
+                opts = {}  # Leduc's default targeting (game1 names the 20-card game's)
+            mbb, nodes = [], []
+            for seed in (1, 2, 3):
+                s = make_training_solver(problem, algo, SamplingOptions(seed=seed, **sampling), **opts)
+                s.iterate(iterations)
+                res = exploitability(None, Strategy(problem, s.average_policy()))
+                mbb.append(res.mbb_per_game)
+                nodes.append(s.nodes / iterations)
+            rows[name] = {"mbb": [round(x, 2) for x in mbb], "mbb_mean": round(float(np.mean(mbb)), 2),
+                          "nodes_per_deal": round(float(np.mean(nodes)), 2)}  # fmt: skip
+        base = rows.get("es", {}).get("mbb_mean")
+        for row in rows.values():
+            row["ratio_to_es"] = round(row["mbb_mean"] / base, 3) if base else None
+        out["games"][game + (f" --betting {betting}" if betting else "")] = rows
+        log(f"leduc {game}: {time.perf_counter() - t0:.1f} s")
+    return out
+
+
+# ---------------------------------------------------------------------------- part 2: short20
+
+
+def worker(cfg: dict[str, Any]) -> dict[str, Any]:
+    """One method on one seed, trained to each CPU-time point and evaluated there."""
+    from solver.evaluation.best_response import exploitability
+    from solver.problem import make_problem
+    from solver.strategy import Strategy
+    from solver.training.algorithms import make_training_solver
+    from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import SamplingOptions
+
+    algo, sampling, opts = method_options(cfg["method"], cfg["every"], cfg["until"], cfg["threshold"], cfg["after"])
+    problem = make_dealt_problem(GAME, BETTING)
+    solver = make_training_solver(problem, algo, SamplingOptions(seed=cfg["seed"], dtype="float32", **sampling), **opts)
+    solver.iterate(1)  # loads the kernels from the cache
+    listed = make_problem(GAME, BETTING)
+    cpu = wall = 0.0
+    points = []
+    for target in cfg["points"]:
+        while cpu < target:
+            c0, w0 = time.process_time(), time.perf_counter()
+            solver.iterate(STEP)
+            cpu += time.process_time() - c0
+            wall += time.perf_counter() - w0
+        res = exploitability(None, Strategy(listed, solver.average_policy(), solver.iterations, algo))
+        points.append({"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "iterations": int(solver.iterations),
+                       "nodes_per_deal": round(solver.nodes / solver.iterations, 2),
+                       "mbb": round(res.mbb_per_game, 1)})  # fmt: skip
+        log(f"{cfg['method']} seed {cfg['seed']}: cpu {cpu:6.1f} s {solver.iterations:>12,} it {res.mbb_per_game:8.1f} mbb/g")
+    return {"method": cfg["method"], "seed": cfg["seed"], "options": solver.options(), "points": points}
+
+
+def _spawn(cfg: dict[str, Any]) -> subprocess.Popen[str]:
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, __file__, "--worker", json.dumps(cfg)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _result(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"a worker failed ({proc.returncode})")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def short20(methods: list[str], seeds: list[int], points: list[float], every: int, until: int,
+            threshold: float, after: int) -> dict[str, Any]:  # fmt: skip
+    import numpy as np
+
+    # warm the kernels' cache once, outside every timed run
+    for name in methods:
+        warm = {"method": name, "seed": 0, "points": [0.01], "every": every, "until": until,
+                "threshold": threshold, "after": after}  # fmt: skip
+        _result(_spawn(warm))
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    pairs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods if m != "es"}
+    t0 = time.perf_counter()
+    for seed in seeds:
+        for name in methods:
+            if name == "es" and len(methods) > 1:
+                continue
+            base = {"seed": seed, "points": points, "every": every, "threshold": threshold, "after": after}
+            mine = _spawn({**base, "method": name, "until": until if name == "es_dcfr_h" else None})
+            twin = _spawn({**base, "method": "es", "until": None}) if name != "es" else None
+            res = _result(mine)
+            runs[name].append(res)
+            if twin is not None:
+                es = _result(twin)
+                runs["es"].append(es)
+                pairs[name].append(es)
+            log(f"round {name} seed {seed} done ({time.perf_counter() - t0:.0f} s)")
+    table: dict[str, Any] = {}
+    for name, rs in runs.items():
+        if not rs:
+            continue
+        row = []
+        for i, target in enumerate(points):
+            mbb = [r["points"][i]["mbb"] for r in rs]
+            entry = {
+                "cpu_s": target,
+                "mbb_mean": round(float(np.mean(mbb)), 1),
+                "mbb_spread": [min(mbb), max(mbb)],
+                "iterations_mean": round(float(np.mean([r["points"][i]["iterations"] for r in rs]))),
+                "iterations_per_cpu_s": round(float(np.mean([r["points"][i]["iterations"] / r["points"][i]["cpu_s"] for r in rs]))),
+                "nodes_per_deal": round(float(np.mean([r["points"][i]["nodes_per_deal"] for r in rs])), 2),
+            }
+            if name in pairs and pairs[name]:
+                entry["ratio_to_es"] = round(float(np.mean([m["points"][i]["mbb"] / e["points"][i]["mbb"]
+                                                            for m, e in zip(rs, pairs[name])])), 3)  # fmt: skip
+            row.append(entry)
+        table[name] = row
+    return {"game": GAME, "betting": BETTING, "buckets": "lossless suit classes, dealt", "dtype": "float32",
+            "seeds": seeds, "points_cpu_s": points, "discount_every": every, "dcfr_horizon_iterations": until,
+            "prune_threshold": threshold, "prune_after": after, "methods": table, "runs": runs,
+            "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--parts", nargs="+", choices=("leduc", "short20"), default=["leduc", "short20"])
+    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    ap.add_argument("--points", nargs="+", type=float, default=[15, 30, 60, 120, 240, 480])
+    ap.add_argument("--every", type=int, default=1_000_000, help="short20: iterations per discount batch")
+    ap.add_argument("--dcfr-until", type=int, default=30_000_000, help="es_dcfr_h: last discounted iteration")
+    ap.add_argument("--prune-threshold", type=float, default=-2_000_000.0, help="short20: MCCFR-P threshold, chips")
+    ap.add_argument("--prune-after", type=int, default=5_000_000, help="short20: iterations before pruning")
+    ap.add_argument("--leduc-iterations", type=int, default=200_000)
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "pokerbot-bench" / "sampling_methods.json")
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    if args.quick:
+        args.seeds, args.points = [1], [10.0, 20.0]
+    if "es" not in args.methods:
+        args.methods = ["es", *args.methods]
+    result: dict[str, Any] = {"quick": args.quick, "cpu_count": os.cpu_count()}
+    if "leduc" in args.parts:
+        result["leduc"] = leduc(args.leduc_iterations, args.methods, 10_000, -5000.0)
+    if "short20" in args.parts:
+        result["short20"] = short20(args.methods, args.seeds, args.points, args.every, args.dcfr_until,
+                                    args.prune_threshold, args.prune_after)  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(args.out.name + ".tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    os.replace(tmp, args.out)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
