@@ -17,6 +17,14 @@ plain external sampling, and Targeted CFR's best setting.
    ``mbb_mean`` and ``mbb_spread`` (min and max over the seeds), ``ratio_to_es`` (the
    paired mean of method / es), ``iterations_per_cpu_s``, ``nodes_per_deal``.
 
+3. ``unaveraged``: what a strategy should play where training never updated the average
+   (Targeted CFR updates it on full iterations only). On 20-card hold'em (lossless,
+   ``1p,cap1``, seed 1), Targeted CFR with the default ``mod40`` targeting and with
+   ``game1``, and external sampling, each after ``--unaveraged-iterations`` (default 5M,
+   20M and 80M): the share of unaveraged rows per street and the exact exploitability
+   of the average strategy with such rows uniform and playing the current strategy
+   (``current_over_uniform`` below 1: the current strategy is better).
+
 Methods (``--methods``, default all): ``es``; ``es_linear`` (Linear CFR's discount after
 every ``--every`` iterations, default 1,000,000); ``es_dcfr`` (DCFR 3/2, 0, 2, same
 batches); ``es_dcfr_h`` (DCFR up to iteration ``--dcfr-until``, default 30,000,000, about
@@ -213,11 +221,46 @@ def short20(methods: list[str], seeds: list[int], points: list[float], every: in
             "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
 
 
+def unaveraged(checkpoints: list[int]) -> dict[str, Any]:
+    from solver.evaluation.best_response import exploitability
+    from solver.problem import make_problem
+    from solver.strategy import Strategy
+    from solver.training.algorithms import make_training_solver
+    from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import SamplingOptions
+
+    problem = make_dealt_problem(GAME, BETTING)
+    listed = make_problem(GAME, BETTING)
+    out: dict[str, Any] = {"game": GAME, "betting": BETTING, "seed": 1, "runs": {}}
+    for name, algo, opts in (("tcfr_mod40", "tcfr", {"targeting": "mod40"}), ("tcfr_game1", "tcfr", {"targeting": "game1"}),
+                             ("es", "es", {})):  # fmt: skip
+        solver = make_training_solver(problem, algo, SamplingOptions(seed=1, dtype="float32"), **opts)
+        rows = []
+        for target in checkpoints:
+            solver.iterate(target - solver.iterations)
+            counts = solver.unaveraged_rows()
+            entry: dict[str, Any] = {
+                "iterations": target,
+                "unaveraged_share": [round(u / r, 4) for u, r in zip(counts["unaveraged"], counts["rows"])],
+                "untouched_share": [round(u / r, 4) for u, r in zip(counts["untouched"], counts["rows"])],
+            }
+            for fallback in ("uniform", "current"):
+                res = exploitability(None, Strategy(listed, solver.average_policy(fallback)))
+                entry[f"mbb_{fallback}"] = round(res.mbb_per_game, 1)
+            entry["current_over_uniform"] = round(entry["mbb_current"] / entry["mbb_uniform"], 3)
+            rows.append(entry)
+            log(f"unaveraged {name} {target:,}: {entry}")
+        out["runs"][name] = rows
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--parts", nargs="+", choices=("leduc", "short20"), default=["leduc", "short20"])
+    ap.add_argument("--parts", nargs="+", choices=("leduc", "short20", "unaveraged"),
+                    default=["leduc", "short20", "unaveraged"])  # fmt: skip
+    ap.add_argument("--unaveraged-iterations", nargs="+", type=int, default=[5_000_000, 20_000_000, 80_000_000])
     ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--points", nargs="+", type=float, default=[15, 30, 60, 120, 240, 480])
@@ -241,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     if "short20" in args.parts:
         result["short20"] = short20(args.methods, args.seeds, args.points, args.every, args.dcfr_until,
                                     args.prune_threshold, args.prune_after)  # fmt: skip
+    if "unaveraged" in args.parts:
+        result["unaveraged"] = unaveraged([1_000_000, 4_000_000] if args.quick else args.unaveraged_iterations)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(json.dumps(result, indent=1))

@@ -210,3 +210,55 @@ def test_train_takes_the_schedules_from_a_config_file(tmp_path, monkeypatch):
     )
     assert main(["train", "--config", "bad.toml", "--quiet"]) == 2
     assert not (tmp_path / "b.strategy").exists()
+
+
+def test_unaveraged_rows_play_the_current_strategy(nl_leduc):
+    """A row whose average sums are all zero plays the current strategy with the
+    'current' fallback, the normalised average elsewhere; the counts are per street."""
+    s = make_training_solver(nl_leduc, "tcfr", SO(seed=1))
+    s.iterate(300)  # few full iterations: many rows were reached but never averaged
+    uniform, current = s.average_policy(), s.average_policy("current")
+    now = s.current_policy()
+    avg = s.layout.to_canonical(s.avg_sums)
+    reg = s.layout.to_canonical(s.regrets)
+    tree = nl_leduc.tree
+    counts = {"rows": [0, 0], "unaveraged": [0, 0], "untouched": [0, 0]}
+    for node in tree.decision_nodes():
+        n = int(tree.n_child[node])
+        nb = int(nl_leduc.chance.n_buckets[tree.street[node]])
+        o = int(nl_leduc.offset[node])
+        st = int(tree.street[node])
+        for b in range(nb):
+            row = slice(o + b * n, o + (b + 1) * n)
+            counts["rows"][st] += 1
+            if avg[row].any():
+                np.testing.assert_array_equal(current[row], uniform[row])
+                continue
+            counts["unaveraged"][st] += 1
+            counts["untouched"][st] += int(not reg[row].any())
+            np.testing.assert_array_equal(current[row], now[row])
+            np.testing.assert_allclose(uniform[row], 1.0 / n)
+    assert s.unaveraged_rows() == counts
+    assert counts["unaveraged"][1] > counts["untouched"][1] > 0  # both kinds occur
+    with pytest.raises(ValueError, match="fallback"):
+        s.average_policy("best")
+
+
+def test_the_training_record_counts_unaveraged_rows(tmp_path, capsys):
+    from agent.cli import main
+    from solver.strategy_io import load_strategy, open_strategy
+
+    runs = {}
+    for plays in ("current", "uniform"):
+        out = tmp_path / f"{plays}.strategy"
+        argv = ["train", "leduc.nolimit.2p", "--betting", "0.5p,1p,a", "--algo", "tcfr", "--iterations", "300",
+                "--seed", "1", "--out", str(out), "--quiet", "--unaveraged", plays, "--precision", "f32"]  # fmt: skip
+        assert main(argv) == 0
+        record = open_strategy(out).training["unaveraged_rows"]
+        assert record["plays"] == plays and record["rows"] == [180, 5100]
+        runs[plays] = (record, load_strategy(out).policy)
+    assert runs["current"][0]["unaveraged"] == runs["uniform"][0]["unaveraged"]
+    s = make_training_solver(make_problem("leduc.nolimit.2p", "0.5p,1p,a"), "tcfr", SO(seed=1, dtype="float32"))
+    s.iterate(300)
+    np.testing.assert_allclose(runs["current"][1], s.average_policy("current"), atol=1e-6)
+    np.testing.assert_allclose(runs["uniform"][1], s.average_policy("uniform"), atol=1e-6)

@@ -24,6 +24,7 @@ from solver.training.config import (
     AVERAGING,
     DISCOUNTS,
     DTYPES,
+    FALLBACKS,
     PRECISIONS,
     AlgorithmConfig,
     Budget,
@@ -59,6 +60,7 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "seed": ("int", None),
     "dtype": ("str", DTYPES),
     "precision": ("str", PRECISIONS),
+    "unaveraged": ("str", FALLBACKS),
     "averaging": ("str", AVERAGING),
     "form": ("str", FORMS),
     "targeting": ("str", None),
@@ -95,6 +97,7 @@ DEFAULTS: dict[str, Any] = {
     "threads": 1,
     "dtype": "auto",
     "precision": "u8",
+    "unaveraged": "current",
     "averaging": "uniform",
     "form": "vector",
     "importance": False,
@@ -140,7 +143,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
-            "precision, averaging, regret_floor, form, targeting, epsilon, importance, close_threshold, "
+            "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
             "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
             "Options on the command line override the file. Relative paths in the file "
@@ -244,6 +247,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--precision",
         choices=PRECISIONS,
         help="stored policy: u8, one byte per probability, rows summing to 255 (default), or f32",
+    )
+    p.add_argument(
+        "--unaveraged",
+        choices=FALLBACKS,
+        help="es/os/tcfr: what the strategy file plays where training never updated the "
+        "average (Targeted CFR's partial iterations leave such rows): current, the current "
+        "strategy (default), or uniform; the training record counts these rows per street",
     )
     p.add_argument(
         "--averaging",
@@ -473,6 +483,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         seed=args.seed,
         dtype=args.dtype,
         precision=args.precision,
+        unaveraged=args.unaveraged,
         checkpoint=checkpoint,
         metrics=args.metrics,
         evaluation=evaluation,

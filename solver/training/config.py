@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .algorithms import ALGORITHMS, FORMS
 from .dealt import SAMPLED_ALGORITHMS as SAMPLED
-from .sampled import Averaging, SamplingOptions
+from .sampled import FALLBACKS, Averaging, SamplingOptions
 from .schedules import DISCOUNTS, Discounting, Pruning
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ __all__ = [
     "AVERAGING",
     "DISCOUNTS",
     "DTYPES",
+    "FALLBACKS",
     "PRECISIONS",
     "AlgorithmConfig",
     "Budget",
@@ -286,7 +287,10 @@ class TrainingConfig:
     ``.game`` path; ``betting``: the bet-size abstraction (no-limit games);
     ``abstraction``: a card abstraction's folder (None: lossless buckets); ``out``: the
     strategy file to write (None: none is written); ``metrics``: a JSON Lines file to
-    append progress to; ``dtype``: :data:`DTYPES`; ``precision``: :data:`PRECISIONS`.
+    append progress to; ``dtype``: :data:`DTYPES`; ``precision``: :data:`PRECISIONS`;
+    ``unaveraged``: what the written strategy plays in an information set whose average
+    was never updated (es/os/tcfr; :data:`FALLBACKS`, see
+    :meth:`~solver.training.sampled.SampledCFRSolver.average_policy`).
 
     ``recipe`` is recorded in the strategy file as the command that rebuilds it (None:
     :meth:`command`); ``config_record``, if given, as its ``config`` (the command line
@@ -303,6 +307,7 @@ class TrainingConfig:
     seed: int = 0
     dtype: str = "auto"
     precision: str = "u8"
+    unaveraged: str = "current"
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     metrics: Path | None = None
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
@@ -323,10 +328,12 @@ class TrainingConfig:
             raise ConfigError(f"--seed must not be negative, not {self.seed}")
         _choice("--dtype", self.dtype, DTYPES)
         _choice("--precision", self.precision, PRECISIONS)
+        _choice("--unaveraged", self.unaveraged, FALLBACKS)
         self.algorithm.check_applies(
             {
                 "--threads": (self.threads != 1, SAMPLED),
                 "--dtype": (self.dtype != "auto", SAMPLED),
+                "--unaveraged": (self.unaveraged != "current", SAMPLED),
             }
         )
         if self.threads < 1:
@@ -415,6 +422,7 @@ class TrainingConfig:
             ("--threads", self.threads, 1),
             ("--dtype", self.dtype, "auto"),
             ("--precision", self.precision, "u8"),
+            ("--unaveraged", self.unaveraged, "current"),
             ("--averaging", a.averaging, "uniform"),
             ("--form", a.form, "vector"),
             ("--epsilon", a.epsilon, None),

@@ -332,9 +332,16 @@ class _Session:
         self.last_stats = -float("inf")
         self.last_ckpt = 0.0
 
+    def _average_strategy(self) -> Strategy:
+        """The solver's average strategy; a sampled run's unaveraged rows play
+        ``config.unaveraged``."""
+        if self.setup.sampled:
+            return self.solver.average_strategy(self.config.unaveraged)
+        return self.solver.average_strategy()
+
     def average(self) -> Strategy:
         """The average strategy, on the listed problem (built once) if the run deals."""
-        s = self.solver.average_strategy()
+        s = self._average_strategy()
         su = self.setup
         if su.problem.cards is None:
             return s
@@ -447,7 +454,7 @@ class _Session:
             save_checkpoint(self.checkpoint_path, self.solver, seconds=t)
             wrote = self.checkpoint_path
         evaluated = self.can_eval or self.final_eval
-        strategy = self.average() if evaluated else self.solver.average_strategy()
+        strategy = self.average() if evaluated else self._average_strategy()
         evaluate: Evaluate | None = None
         if self.can_eval:
             evaluate = abstract_and_real_exploitability
@@ -510,6 +517,8 @@ def run_training(
         "options": options,
         "recipe": config.recipe_text(),
     }
+    if setup.sampled:
+        training["unaveraged_rows"] = {**solver.unaveraged_rows(), "plays": config.unaveraged}
     if config.config_record is not None:
         training["config"] = dict(config.config_record)
     evaluation: dict[str, Any] = {}

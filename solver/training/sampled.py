@@ -158,6 +158,8 @@ class SamplingOptions:
         )
 
 
+#: What a row whose average was never updated plays (:meth:`SampledCFRSolver.average_policy`).
+FALLBACKS = ("uniform", "current")
 #: Games with at most this many deals (both hands and the board) list them and deal
 #: without replacement (a shuffled pass at a time): on Leduc this halves the
 #: exploitability of external sampling at equal iterations (chance variance).
@@ -670,14 +672,59 @@ class SampledCFRSolver:
             return out
         return self._normalise(self.regrets)
 
-    def average_policy(self) -> np.ndarray:
-        """The normalised average strategy (uniform where nothing was accumulated), in
-        vector CFR's layout."""
-        return self._normalise(self.avg_sums)
+    def average_policy(self, fallback: str = "uniform") -> np.ndarray:
+        """The normalised average strategy, in vector CFR's layout. A row (information
+        set) whose average sums are all zero plays ``fallback``: 'uniform', or 'current'
+        (the current strategy, regret matching of its regrets: what training learned there
+        when the average was never updated, as Targeted CFR leaves rows its partial
+        iterations reach; uniform too where the regrets are all zero)."""
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback {fallback!r} is not one of {', '.join(FALLBACKS)}")
+        out = self._normalise(self.avg_sums)
+        if fallback == "current":
+            empty = self._empty_rows(self.avg_sums)
+            if empty.any():
+                out[empty] = self.current_policy()[empty]
+        return out
 
-    def average_strategy(self) -> Strategy:
-        """The average strategy as a :class:`Strategy`."""
-        return Strategy(self.problem, self.average_policy(), self.iterations, self.algorithm)
+    def average_strategy(self, fallback: str = "uniform") -> Strategy:
+        """The average strategy as a :class:`Strategy` (``fallback``: as in
+        :meth:`average_policy`)."""
+        return Strategy(self.problem, self.average_policy(fallback), self.iterations, self.algorithm)
+
+    def _row_blocks(self, table: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+        """(street, offset, [buckets, actions] block) of every decision node of
+        ``table`` in vector CFR's layout."""
+        p = self.problem
+        tree = p.tree
+        for node in tree.decision_nodes():
+            n = int(tree.n_child[node])
+            nb = int(p.chance.n_buckets[tree.street[node]])
+            o = int(p.offset[node])
+            yield int(tree.street[node]), o, table[o : o + nb * n].reshape(nb, n)
+
+    def _empty_rows(self, table: np.ndarray) -> np.ndarray:
+        """Entries (vector CFR's layout) of the rows of ``table`` that are all zero."""
+        out = np.zeros(self.problem.size, dtype=bool)
+        for _, o, block in self._row_blocks(self.layout.to_canonical(table)):
+            out[o : o + block.size] = np.repeat(~block.any(axis=1), block.shape[1])
+        return out
+
+    def unaveraged_rows(self) -> dict[str, list[int]]:
+        """Per street: ``rows`` (information sets), ``unaveraged`` (rows whose average
+        sums are all zero) and ``untouched`` (those whose regrets are all zero too: never
+        updated)."""
+        s = self.problem.tree.n_streets
+        out = {"rows": [0] * s, "unaveraged": [0] * s, "untouched": [0] * s}
+        regrets = self.layout.to_canonical(self.regrets)
+        for (st, o, avg), (_, _, reg) in zip(
+            self._row_blocks(self.layout.to_canonical(self.avg_sums)), self._row_blocks(regrets)
+        ):
+            empty = ~avg.any(axis=1)
+            out["rows"][st] += avg.shape[0]
+            out["unaveraged"][st] += int(empty.sum())
+            out["untouched"][st] += int((empty & ~reg.any(axis=1)).sum())
+        return out
 
 
 def _pure_policy(problem: Problem, regrets: np.ndarray, out: np.ndarray) -> None:
