@@ -55,9 +55,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._methods import METHODS, Schedule, method  # noqa: E402
+
 GAME = "holdem.nolimit.2p.short20"
 BETTING = "1p,cap1"
-METHODS = ("es", "es_linear", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
 #: Iterations per ``iterate`` call of a worker (about 0.2 s: the points are met within that).
 STEP = 100_000
 
@@ -67,20 +68,9 @@ def log(msg: str) -> None:
 
 
 def method_options(name: str, every: int, until: int | None, threshold: float, after: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(algorithm, SamplingOptions keywords, solver keywords) of a method."""
-    from solver.training.schedules import Discounting, Pruning
-
-    algo = "tcfr" if name.startswith("tcfr") else "es"
-    sampling: dict[str, Any] = {}
-    if name in ("es_linear",):
-        sampling["discount"] = Discounting("linear", every=every)
-    elif name in ("es_dcfr", "tcfr_dcfr"):
-        sampling["discount"] = Discounting("dcfr", every=every)
-    elif name == "es_dcfr_h":
-        sampling["discount"] = Discounting("dcfr", every=every, until=until)
-    elif name == "es_prune":
-        sampling["pruning"] = Pruning(threshold, after=after)
-    solver = {"targeting": "game1"} if algo == "tcfr" else {}
+    """(algorithm, SamplingOptions keywords, solver keywords) of a method on 20-card hold'em."""
+    sched = Schedule(every=every, until=until if until is not None else 0, threshold=threshold, after=after)
+    algo, solver, sampling = method(name, "game1", sched)
     return algo, sampling, solver
 
 

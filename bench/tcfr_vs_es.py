@@ -16,8 +16,8 @@ an exact best response) by exact head-to-head:
   0.8) against external sampling; the exact exploitability (mbb/g, real-game best
   response over the listed problem; for lossless buckets equal to the abstract one) of
   each side's average strategy after 15, 30, 60, 120 and 240 s of training
-  (``--quick``: the last of 5 and 10 s only); ``es_over_tcfr_at``: es's figure over
-  tcfr's (above 1: Targeted CFR is less exploitable at that time).
+  (``--quick``: the last of 5 and 10 s only); ``baseline_over_challenger_at``: es's
+  figure over tcfr's (above 1: Targeted CFR is less exploitable at that time).
 * ``game2``: ``holdem.nolimit.2p.reverse_blinds`` (52 cards) over the 169/1000/1000/1000
   imperfect-recall abstraction (``--abstraction DIR``, e.g. a finished ``pokerbot
   abstract holdem.nolimit.2p.reverse_blinds --buckets 169,1000,1000,1000 --seed 0``
@@ -35,8 +35,13 @@ an exact best response) by exact head-to-head:
   many), with 95% intervals over the boards. The number of boards is chosen from a
   pilot so that all head-to-heads take about ``--h2h-seconds`` (default 360), or set
   with ``--boards``. ``diff_vs_reference``: tcfr's value against the reference minus
-  es's at each time, with its 95% interval over the boards (paired: both sides played
+  es's at each time (``challenger_vs_baseline_final``: the two final snapshots), with its 95% interval over the boards (paired: both sides played
   the reference on the same boards, so the interval is over the per-board differences).
+
+Other methods: ``--sides CHALLENGER BASELINE`` races any two of :mod:`bench._methods`
+(external sampling with Linear or Discounted CFR's discount, with pruning, Targeted CFR
+discounted, ...) in place of tcfr and es, under the same rules; the JSON names them
+(``challenger``, ``baseline``) and the output defaults to ``<challenger>_vs_<baseline>.json``.
 
 Equal conditions: the two sides of a game train at the same time, each on a Python
 thread of its own running the GIL-free kernel with one solver thread (``threads_per_side``
@@ -59,7 +64,7 @@ A full run takes about 37 minutes on a 2-core machine (the reference's 15 of the
 the first time); ``--quick`` about one and a half.
 
 Usage: ``python bench/tcfr_vs_es.py [--quick] [--abstraction DIR] [--out FILE]
-[--cache DIR] [--seed S] [--h2h-seconds T | --boards N] [--games 1 2]``
+[--cache DIR] [--seed S] [--h2h-seconds T | --boards N] [--games 1 2] [--sides CHALLENGER BASELINE]``
 """
 
 from __future__ import annotations
@@ -81,9 +86,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from bench._methods import METHODS, method  # noqa: E402
 from bench._fulldeck import CACHE, FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
 from poker._atomic import atomic_write_bytes  # noqa: E402
-from solver.training.algorithms import make_training_solver, warm_up  # noqa: E402
+from solver.training.algorithms import make_training_solver  # noqa: E402
 from solver.training.loop import train  # noqa: E402
 from solver.training.sampled import SamplingOptions  # noqa: E402
 
@@ -91,11 +97,10 @@ GAME1 = "holdem.nolimit.2p.short20"
 GAME2 = FULL_DECK_GAME
 BETTING = "1p,cap1"
 DTYPE = "float32"
-#: Each side: algorithm and options (the paper's targeting for each game).
-SIDES = {
-    "game1": {"tcfr": ("tcfr", {"targeting": "game1"}), "es": ("es", {})},
-    "game2": {"tcfr": ("tcfr", {"targeting": "game2"}), "es": ("es", {})},
-}
+#: Targeted CFR's targeting in each game: the paper's.
+TARGETING = {"game1": "game1", "game2": "game2"}
+#: The sides by default: Targeted CFR (challenger) against external sampling (baseline).
+SIDES = ("tcfr", "es")
 FULL = {
     "game1_points": [15.0, 30.0, 60.0, 120.0, 240.0],
     "game2_points": [60.0, 150.0, 300.0, 600.0],
@@ -169,22 +174,20 @@ def race(
     return out
 
 
-def _warm(problem: Any, algos: list[str], seed: int) -> None:
-    """Load each algorithm's kernels (as this problem's types need them) and touch the
+def _sides(problem: Any, game: str, seed: int, sides: tuple[str, str]) -> dict[str, Any]:
+    """A solver per side (:mod:`bench._methods`), one thread each, the same seed."""
+    out = {}
+    for name in sides:
+        algo, opts, extra = method(name, TARGETING[game])
+        out[name] = make_training_solver(problem, algo, SamplingOptions(seed=seed, threads=1, dtype=DTYPE, **extra), **opts)
+    return out
+
+
+def _warm(problem: Any, game: str, seed: int, sides: tuple[str, str]) -> None:
+    """Load each side's kernels (as this problem's types need them) and touch the
     problem's bucket tables, outside every timed run."""
-    for algo in algos:
-        warm_up(algo, SamplingOptions(dtype=DTYPE))
-        s = make_training_solver(problem, algo, SamplingOptions(seed=seed, dtype=DTYPE))
-        train(s, seconds=1.0, batch_seconds=BATCH_S)
-        del s
-
-
-def _sides(problem: Any, game: str, seed: int) -> dict[str, Any]:
-    sampling = SamplingOptions(seed=seed, threads=1, dtype=DTYPE)
-    return {
-        name: make_training_solver(problem, algo, sampling, **opts)
-        for name, (algo, opts) in SIDES[game].items()
-    }
+    for solver in _sides(problem, game, seed, sides).values():
+        train(solver, seconds=1.0, batch_seconds=BATCH_S)
 
 
 def _average_policy(solver: Any, sums: np.ndarray) -> np.ndarray:
@@ -204,7 +207,7 @@ def _ratios(a: dict[str, float | None], b: dict[str, float | None]) -> dict[str,
 # ---------------------------------------------------------------- game 1
 
 
-def run_game1(points: list[float], evaluate_all: bool, seed: int) -> dict[str, Any]:
+def run_game1(points: list[float], evaluate_all: bool, seed: int, sides: tuple[str, str] = SIDES) -> dict[str, Any]:
     from solver.evaluation.best_response import exploitability
     from solver.training.dealt import make_dealt_problem
     from solver.problem import make_problem
@@ -212,8 +215,9 @@ def run_game1(points: list[float], evaluate_all: bool, seed: int) -> dict[str, A
 
     log(f"game 1: {GAME1} --betting {BETTING}, lossless buckets, points {points} s")
     problem = make_dealt_problem(GAME1, BETTING)
-    _warm(problem, ["tcfr", "es"], seed)
-    solvers = _sides(problem, "game1", seed)
+    _warm(problem, "game1", seed, sides)
+    solvers = _sides(problem, "game1", seed, sides)
+    challenger, baseline = sides
     sums: dict[tuple[str, int], np.ndarray] = {}
     keep = set(range(len(points))) if evaluate_all else {len(points) - 1}
 
@@ -241,19 +245,21 @@ def run_game1(points: list[float], evaluate_all: bool, seed: int) -> dict[str, A
             row["eval_s"] = round(time.perf_counter() - t0, 1)
             log(f"  {name} at {row['target_s']:g} s: {row['mbb']:.1f} mbb/g ({row['eval_s']} s)")
     mbb_at = {name: {f"{r['target_s']:g}": r["mbb"] for r in rows} for name, rows in curves.items()}
-    ratio = _ratios(mbb_at["es"], mbb_at["tcfr"])
+    ratio = _ratios(mbb_at[baseline], mbb_at[challenger])
     out: dict[str, Any] = {
         "game": GAME1,
         "betting": BETTING,
         "buckets": "lossless: suit-isomorphism classes, dealt from the deck",
         "table_entries": int(problem.size),
-        "sides": {name: solvers[name].options() | {"algorithm": SIDES["game1"][name][0]} for name in solvers},
+        "challenger": challenger,
+        "baseline": baseline,
+        "sides": {name: solvers[name].options() | {"algorithm": solvers[name].algorithm} for name in solvers},
         "threads_per_side": 1,
         "concurrent": True,
         "seed": seed,
         "points": curves,
         "mbb_at": mbb_at,
-        "es_over_tcfr_at": ratio,
+        "baseline_over_challenger_at": ratio,
         "iterations_per_s": {
             name: round(rows[-1]["iterations"] / rows[-1]["seconds"]) for name, rows in curves.items()
         },
@@ -261,21 +267,23 @@ def run_game1(points: list[float], evaluate_all: bool, seed: int) -> dict[str, A
         "race_s": round(race_s, 1),
         "listed_problem_s": round(listed_s, 1),
     }
-    out["verdict"] = _verdict1(ratio, mbb_at)
+    out["verdict"] = _verdict1(ratio, mbb_at, challenger, baseline)
     return out
 
 
-def _verdict1(ratio: dict[str, float | None], mbb_at: dict[str, dict[str, float | None]]) -> str:
+def _verdict1(
+    ratio: dict[str, float | None], mbb_at: dict[str, dict[str, float | None]], challenger: str, baseline: str
+) -> str:
     known = {k: v for k, v in ratio.items() if v is not None}
     if not known:
         return "no point evaluated"
     ahead = [k for k, v in known.items() if v > 1]
     last = list(known)[-1]
-    who = "Targeted CFR" if known[last] > 1 else "external sampling"
+    who = challenger if known[last] > 1 else baseline
     return (
-        f"Targeted CFR (game1 tau) is less exploitable than external sampling at {len(ahead)} of "
-        f"{len(known)} equal-time points; at {last} s tcfr {mbb_at['tcfr'][last]:.0f} and es "
-        f"{mbb_at['es'][last]:.0f} mbb/g (es / tcfr = {known[last]:.2f}): {who} ahead"
+        f"{challenger} is less exploitable than {baseline} at {len(ahead)} of "
+        f"{len(known)} equal-time points; at {last} s {challenger} {mbb_at[challenger][last]:.0f} and "
+        f"{baseline} {mbb_at[baseline][last]:.0f} mbb/g ({baseline} / {challenger} = {known[last]:.2f}): {who} ahead"
     )
 
 
@@ -370,6 +378,7 @@ def run_game2(
     boards: int | None,
     h2h_seconds: float,
     all_snapshots: bool,
+    sides: tuple[str, str] = SIDES,
 ) -> dict[str, Any]:
     from poker.game import load_game
     from solver.training.dealt import make_dealt_problem
@@ -377,22 +386,23 @@ def run_game2(
     game = load_game(GAME2)
     problem = make_dealt_problem(game, BETTING, abstraction=ab)
     log(f"game 2: {GAME2} --betting {BETTING}, buckets {list(ab.bucket_counts)}, {problem.size:,} entries")
-    _warm(problem, ["tcfr", "es"], seed)
+    _warm(problem, "game2", seed, sides)
+    challenger, baseline = sides
     ref_path, ref_info = reference_strategy(
         game, ab, reference_s, seed + REFERENCE_SEED_OFFSET, cache
     )
     snapshots_dir.mkdir(parents=True, exist_ok=True)
-    solvers = _sides(problem, "game2", seed)
+    solvers = _sides(problem, "game2", seed, sides)
     paths: dict[tuple[str, int], Path] = {}
 
     def snapshot(name: str, i: int, solver: Any) -> dict[str, Any]:
         path = snapshots_dir / f"{name}-{points[i]:g}s.strategy"
-        training = {"algorithm": SIDES["game2"][name][0], "iterations": int(solver.iterations), **solver.options()}
+        training = {"algorithm": solver.algorithm, "iterations": int(solver.iterations), **solver.options()}
         _save(path, game, ab, solver.average_policy(), training)
         paths[(name, i)] = path
         return {"strategy": path.name}
 
-    log(f"game 2: racing tcfr and es, points {points} s")
+    log(f"game 2: racing {challenger} and {baseline}, points {points} s")
     t0 = time.perf_counter()
     curves = race(solvers, points, snapshot)
     race_s = time.perf_counter() - t0
@@ -402,22 +412,22 @@ def run_game2(
     h2h = _H2H(game, ab.directory)
     pilot = None
     if boards is None:
-        boards, pilot = h2h.size(ref_path, paths[("es", last)], h2h_seconds, len(vs_ref) + 2, seed)
+        boards, pilot = h2h.size(ref_path, paths[(baseline, last)], h2h_seconds, len(vs_ref) + 2, seed)
     for name, i in vs_ref:
         row = curves[name][i]
         row["vs_reference"] = h2h.play(paths[(name, i)], ref_path, boards, seed)
         log(f"  {name} at {points[i]:g} s vs reference: {_fmt(row['vs_reference'])}")
-    final = h2h.play(paths[("tcfr", last)], paths[("es", last)], 2 * boards, seed)
-    log(f"  tcfr vs es at {points[-1]:g} s: {_fmt(final)}")
+    final = h2h.play(paths[(challenger, last)], paths[(baseline, last)], 2 * boards, seed)
+    log(f"  {challenger} vs {baseline} at {points[-1]:g} s: {_fmt(final)}")
     value_at = {
         name: {f"{r['target_s']:g}": r["vs_reference"]["mbb_per_game"] for r in rows if "vs_reference" in r}
         for name, rows in curves.items()
     }
     diff = {}
     for i in range(len(points)):
-        if ("tcfr", i) not in vs_ref:
+        if (challenger, i) not in vs_ref:
             continue
-        d = h2h.values[(paths[("tcfr", i)], ref_path)] - h2h.values[(paths[("es", i)], ref_path)]
+        d = h2h.values[(paths[(challenger, i)], ref_path)] - h2h.values[(paths[(baseline, i)], ref_path)]
         d *= 1000.0 / game.big_blind  # chips -> mbb/g
         half = 1.96 * float(d.std(ddof=1)) / math.sqrt(d.size)
         mean = float(d.mean())
@@ -428,7 +438,9 @@ def run_game2(
         "abstraction": ab_info,
         "buckets": list(ab.bucket_counts),
         "table_entries": int(problem.size),
-        "sides": {name: solvers[name].options() | {"algorithm": SIDES["game2"][name][0]} for name in solvers},
+        "challenger": challenger,
+        "baseline": baseline,
+        "sides": {name: solvers[name].options() | {"algorithm": solvers[name].algorithm} for name in solvers},
         "threads_per_side": 1,
         "concurrent": True,
         "seed": seed,
@@ -447,11 +459,11 @@ def run_game2(
         },
         "value_vs_reference_at": value_at,
         "diff_vs_reference": diff,
-        "tcfr_vs_es_final": final,
+        "challenger_vs_baseline_final": final,
         "race_s": round(race_s, 1),
         "snapshots_dir": str(snapshots_dir),
     }
-    out["verdict"] = _verdict2(final, diff, points[-1])
+    out["verdict"] = _verdict2(final, diff, points[-1], challenger, baseline)
     return out
 
 
@@ -461,23 +473,23 @@ def _fmt(r: dict[str, Any]) -> str:
     return f"{r['mbb_per_game']:+.1f} mbb/g {span} over {r['boards']} boards ({r['seconds']:.0f} s)"
 
 
-def _verdict2(final: dict[str, Any], diff: dict[str, Any], t: float) -> str:
+def _verdict2(final: dict[str, Any], diff: dict[str, Any], t: float, challenger: str, baseline: str) -> str:
     lo, hi = final["ci95"] or (None, None)
     v = final["mbb_per_game"]
     if lo is not None and lo > 0:
-        head = f"Targeted CFR beats external sampling after {t:g} s each: {v:+.1f} mbb/g [{lo:+.1f}, {hi:+.1f}]"
+        head = f"{challenger} beats {baseline} after {t:g} s each: {v:+.1f} mbb/g [{lo:+.1f}, {hi:+.1f}]"
     elif hi is not None and hi < 0:
-        head = f"external sampling beats Targeted CFR after {t:g} s each: tcfr {v:+.1f} mbb/g [{lo:+.1f}, {hi:+.1f}]"
+        head = f"{baseline} beats {challenger} after {t:g} s each: {challenger} {v:+.1f} mbb/g [{lo:+.1f}, {hi:+.1f}]"
     else:
         span = f"[{lo:+.1f}, {hi:+.1f}]" if lo is not None else "unbounded"
         head = (
-            f"no difference detected between Targeted CFR and external sampling after {t:g} s each "
-            f"({final['boards']} boards): tcfr {v:+.1f} mbb/g, interval {span} holds 0"
+            f"no difference detected between {challenger} and {baseline} after {t:g} s each "
+            f"({final['boards']} boards): {challenger} {v:+.1f} mbb/g, interval {span} holds 0"
         )
     ahead = [k for k, d in diff.items() if d["ci95"][0] > 0]
     behind = [k for k, d in diff.items() if d["ci95"][1] < 0]
     return (
-        f"{head}; against the reference tcfr is clearly ahead of es at {len(ahead)} and clearly "
+        f"{head}; against the reference {challenger} is clearly ahead of {baseline} at {len(ahead)} and clearly "
         f"behind at {len(behind)} of {len(diff)} times (paired 95% intervals)"
     )
 
@@ -554,7 +566,7 @@ def write_png(doc: dict[str, Any], path: Path) -> str | None:
         return None
     panels = [g for g in ("game1", "game2") if doc.get(g)]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
-    colors = {"tcfr": "tab:blue", "es": "tab:orange"}
+    palette = ("tab:blue", "tab:orange")
     for ax, g in zip(axes[0], panels):
         res = doc[g]
         if g == "game1":
@@ -563,7 +575,7 @@ def write_png(doc: dict[str, Any], path: Path) -> str | None:
                 if pts:
                     x, y = zip(*pts)
                     label = f"{name} ({res['sides'][name].get('targeting', 'every street')})"
-                    ax.plot(x, y, "o-", color=colors[name], label=label)
+                    ax.plot(x, y, "o-", color=palette[list(res["points"]).index(name) % 2], label=label)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_ylabel("exploitability (mbb/g)")
@@ -578,16 +590,16 @@ def write_png(doc: dict[str, Any], path: Path) -> str | None:
                 lo = np.array([p[1]["ci95"][0] if p[1]["ci95"][0] is not None else np.nan for p in pts])
                 hi = np.array([p[1]["ci95"][1] if p[1]["ci95"][1] is not None else np.nan for p in pts])
                 label = f"{name} ({res['sides'][name].get('targeting', 'every street')})"
-                ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3, color=colors[name], label=label)
+                ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3, color=palette[k % 2], label=label)
             ax.axhline(0.0, color="grey", lw=0.8)
             ax.set_xscale("log")
             ax.set_ylabel("value against the reference (mbb/g, 95% interval)")
-            fin = res["tcfr_vs_es_final"]
+            fin = res["challenger_vs_baseline_final"]
             ci = fin["ci95"]
             span = f"[{ci[0]:+.0f}, {ci[1]:+.0f}]" if ci and ci[0] is not None else ""
             ax.set_title(
                 f"game 2: full deck {'/'.join(map(str, res['buckets']))}, {res['betting']}, 1 thread each\n"
-                f"final tcfr vs es: {fin['mbb_per_game']:+.0f} mbb/g {span} ({fin['boards']} boards)",
+                f"final {res['challenger']} vs {res['baseline']}: {fin['mbb_per_game']:+.0f} mbb/g {span} ({fin['boards']} boards)",
                 fontsize=10,
             )
         ax.set_xlabel("training wall seconds")
@@ -615,11 +627,17 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--boards", type=int, help="boards per head-to-head against the reference (the final "
                       "pairing gets twice as many); default: chosen from a pilot")
     ap.add_argument("--games", nargs="+", choices=["1", "2"], default=["1", "2"])
+    ap.add_argument("--sides", nargs=2, choices=METHODS, default=list(SIDES), metavar=("CHALLENGER", "BASELINE"),
+                    help=f"the two methods raced (bench/_methods.py: {', '.join(METHODS)}; default tcfr es)")
     args = ap.parse_args(argv)
+    sides = (args.sides[0], args.sides[1])
+    if sides[0] == sides[1]:
+        ap.error("--sides needs two different methods")
     if args.boards is not None and args.boards < 2:
         ap.error("--boards must be at least 2 (an interval needs two)")
     cfg = QUICK if args.quick else FULL
-    out = Path(args.out) if args.out else CACHE / ("tcfr_vs_es.quick.json" if args.quick else "tcfr_vs_es.json")
+    stem = "tcfr_vs_es" if sides == SIDES else f"{sides[0]}_vs_{sides[1]}"
+    out = Path(args.out) if args.out else CACHE / (f"{stem}.quick.json" if args.quick else f"{stem}.json")
     cache = Path(args.cache) if args.cache else CACHE / "tcfr_vs_es"
     start = time.perf_counter()
     load0 = [round(x, 2) for x in os.getloadavg()]
@@ -633,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         "regret_floor": False,
     }
     if "1" in args.games:
-        doc["game1"] = run_game1(cfg["game1_points"], not args.quick, args.seed)
+        doc["game1"] = run_game1(cfg["game1_points"], not args.quick, args.seed, sides)
     if "2" in args.games:
         from abstraction.card_abstraction import CardAbstraction
         from poker.game import load_game
@@ -657,6 +675,7 @@ def main(argv: list[str] | None = None) -> int:
             args.boards or cfg.get("boards"),
             args.h2h_seconds or cfg.get("h2h_seconds", 0.0),
             not args.quick,
+            sides,
         )
     doc["machine"] = {
         "cpus": os.cpu_count(),

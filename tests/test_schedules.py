@@ -258,6 +258,11 @@ def test_the_training_record_counts_unaveraged_rows(tmp_path, capsys):
         assert record["plays"] == plays and record["rows"] == [180, 5100]
         runs[plays] = (record, load_strategy(out).policy)
     assert runs["current"][0]["unaveraged"] == runs["uniform"][0]["unaveraged"]
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "current.strategy")]) == 0
+    u = runs["current"][0]
+    assert (f"unaveraged rows per street {u['unaveraged'][0]}/180, {u['unaveraged'][1]:,}/5,100 "
+            "(they play the current strategy") in capsys.readouterr().out
     s = make_training_solver(make_problem("leduc.nolimit.2p", "0.5p,1p,a"), "tcfr", SO(seed=1, dtype="float32"))
     s.iterate(300)
     np.testing.assert_allclose(runs["current"][1], s.average_policy("current"), atol=1e-6)

@@ -463,6 +463,9 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
             lines.append(f"            options {json.dumps(t.pop('options'), sort_keys=True)}")
         else:
             t.pop("options", None)
+        rows = t.pop("unaveraged_rows", None)
+        if isinstance(rows, dict):
+            lines.append("            " + _unaveraged_line(rows))
         for key, value in t.items():
             lines.append(f"            {key} {value}")
         if recipe:
@@ -483,6 +486,17 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
     else:
         lines.append("evaluation  (none stored)")
     return lines
+
+
+def _unaveraged_line(rows: dict[str, Any]) -> str:
+    """The training record's count of information sets whose average was never updated."""
+    try:
+        per = ", ".join(f"{u:,}/{r:,}" for u, r in zip(rows["unaveraged"], rows["rows"]))
+        never = ", ".join(f"{n:,}" for n in rows["untouched"])
+    except (KeyError, TypeError):
+        return f"unaveraged rows {rows}"
+    return (f"unaveraged rows per street {per} (they play the {rows.get('plays', '?')} strategy; "
+            f"never updated at all: {never})")
 
 
 def _figure(mbb: float | None, chips: float | None) -> str:

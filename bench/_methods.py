@@ -1,0 +1,48 @@
+"""The sampled training methods the benchmarks compare, by name: the algorithm, its own
+options and the :class:`~solver.training.sampled.SamplingOptions` it adds
+(:mod:`solver.training.schedules`: discounting and pruning).
+
+``es`` external sampling; ``es_linear`` Linear CFR's discount and ``es_dcfr`` Discounted
+CFR's (3/2, 0, 2) after every ``every`` iterations; ``es_dcfr_h`` the same up to
+iteration ``until`` only; ``es_prune`` MCCFR-P with ``threshold`` after ``after``
+iterations; ``tcfr`` Targeted CFR with the paper's targeting of the game (``game1`` on
+20-card hold'em, ``game2`` on the full deck) and ``tcfr_dcfr`` the same discounted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+METHODS = ("es", "es_linear", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The numbers the discount and pruning methods take."""
+
+    every: int = 1_000_000
+    until: int = 30_000_000
+    threshold: float = -200_000.0
+    after: int = 5_000_000
+
+
+def method(name: str, targeting: str, schedule: Schedule = Schedule()) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(algorithm, solver keywords, SamplingOptions keywords) of method ``name``;
+    ``targeting``: Targeted CFR's for this game."""
+    from solver.training.schedules import Discounting, Pruning
+
+    if name not in METHODS:
+        raise ValueError(f"method {name!r} is not one of {', '.join(METHODS)}")
+    algo = "tcfr" if name.startswith("tcfr") else "es"
+    solver = {"targeting": targeting} if algo == "tcfr" else {}
+    sampling: dict[str, Any] = {}
+    if name == "es_linear":
+        sampling["discount"] = Discounting("linear", every=schedule.every)
+    elif name in ("es_dcfr", "tcfr_dcfr"):
+        sampling["discount"] = Discounting("dcfr", every=schedule.every)
+    elif name == "es_dcfr_h":
+        sampling["discount"] = Discounting("dcfr", every=schedule.every, until=schedule.until)
+    elif name == "es_prune":
+        sampling["pruning"] = Pruning(schedule.threshold, after=schedule.after)
+    return algo, solver, sampling
