@@ -3,8 +3,8 @@ options and the :class:`~solver.training.sampled.SamplingOptions` it adds
 (:mod:`solver.training.schedules`: discounting and pruning).
 
 ``es`` external sampling; ``es_linear`` Linear CFR's discount and ``es_dcfr`` Discounted
-CFR's (3/2, 0, 2) after every ``every`` iterations; ``es_dcfr_h`` the same up to
-iteration ``until`` only; ``es_prune`` MCCFR-P with ``threshold`` after ``after``
+CFR's (3/2, 0, 2) after every ``every`` iterations; ``es_linear_h`` and ``es_dcfr_h`` the
+same up to iteration ``until`` only; ``es_prune`` MCCFR-P with ``threshold`` after ``after``
 iterations; ``tcfr`` Targeted CFR with the paper's targeting of the game (``game1`` on
 20-card hold'em, ``game2`` on the full deck) and ``tcfr_dcfr`` the same discounted.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-METHODS = ("es", "es_linear", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
+METHODS = ("es", "es_linear", "es_linear_h", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ def method(name: str, targeting: str, schedule: Schedule = Schedule()) -> tuple[
     sampling: dict[str, Any] = {}
     if name == "es_linear":
         sampling["discount"] = Discounting("linear", every=schedule.every)
+    elif name == "es_linear_h":
+        sampling["discount"] = Discounting("linear", every=schedule.every, until=schedule.until)
     elif name in ("es_dcfr", "tcfr_dcfr"):
         sampling["discount"] = Discounting("dcfr", every=schedule.every)
     elif name == "es_dcfr_h":

@@ -27,8 +27,8 @@ plain external sampling, and Targeted CFR's best setting.
 
 Methods (``--methods``, default all): ``es``; ``es_linear`` (Linear CFR's discount after
 every ``--every`` iterations, default 1,000,000); ``es_dcfr`` (DCFR 3/2, 0, 2, same
-batches); ``es_dcfr_h`` (DCFR up to iteration ``--dcfr-until``, default 30,000,000, about
-a minute of one thread here, then none: Pluribus's schedule); ``es_prune`` (MCCFR-P, threshold
+batches); ``es_linear_h`` and ``es_dcfr_h`` (the same up to iteration ``--dcfr-until``,
+default 30,000,000, about a minute of one thread here, then none: Pluribus's schedule); ``es_prune`` (MCCFR-P, threshold
 ``--prune-threshold`` chips, 95% of iterations after ``--prune-after``); ``tcfr``
 (``--targeting game1``, the best Targeted CFR setting measured, README); ``tcfr_dcfr``
 (the same with DCFR's discount).
@@ -176,7 +176,7 @@ def short20(methods: list[str], seeds: list[int], points: list[float], every: in
             if name == "es" and len(methods) > 1:
                 continue
             base = {"seed": seed, "points": points, "every": every, "threshold": threshold, "after": after}
-            mine = _spawn({**base, "method": name, "until": until if name == "es_dcfr_h" else None})
+            mine = _spawn({**base, "method": name, "until": until if name.endswith("_h") else None})
             twin = _spawn({**base, "method": "es", "until": None}) if name != "es" else None
             res = _result(mine)
             runs[name].append(res)
@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--points", nargs="+", type=float, default=[15, 30, 60, 120, 240, 480])
     ap.add_argument("--every", type=int, default=1_000_000, help="short20: iterations per discount batch")
-    ap.add_argument("--dcfr-until", type=int, default=30_000_000, help="es_dcfr_h: last discounted iteration")
+    ap.add_argument("--dcfr-until", type=int, default=30_000_000,
+                    help="es_linear_h, es_dcfr_h: last discounted iteration")  # fmt: skip
     ap.add_argument("--prune-threshold", type=float, default=-2_000_000.0, help="short20: MCCFR-P threshold, chips")
     ap.add_argument("--prune-after", type=int, default=5_000_000, help="short20: iterations before pruning")
     ap.add_argument("--leduc-iterations", type=int, default=200_000)
