@@ -33,7 +33,8 @@ default 30,000,000, about a minute of one thread here, then none: Pluribus's sch
 (``--targeting game1``, the best Targeted CFR setting measured, README); ``tcfr_dcfr``
 (the same with DCFR's discount).
 
-Prints one JSON object as its last line (also written to ``--out``). A full run of part 2
+Prints one JSON object as its last line (also written to ``--out``, with part 2's curves
+beside it as a PNG where matplotlib is installed). A full run of part 2
 takes about (methods - 1) x seeds x (the longest point + 40 s of evaluation); ``--quick``
 runs 10 and 20 s points, seed 1, in about 3 minutes.
 
@@ -244,6 +245,39 @@ def unaveraged(checkpoints: list[int]) -> dict[str, Any]:
     return out
 
 
+def write_png(result: dict[str, Any], path: Path) -> str | None:
+    """Part 2's curves (mean exploitability against CPU seconds, the seeds' spread as a
+    band) at ``path``; None, with a line on stderr, without matplotlib or part 2."""
+    part = result.get("short20")
+    if not part:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib is not installed: no PNG (pip install matplotlib, or the plot extra)")
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for name, rows in part["methods"].items():
+        x = [r["cpu_s"] for r in rows]
+        ax.plot(x, [r["mbb_mean"] for r in rows], "o-", label=name, lw=2.2 if name == "es" else 1.4)
+        ax.fill_between(x, [r["mbb_spread"][0] for r in rows], [r["mbb_spread"][1] for r in rows], alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("CPU seconds of training (one thread)")
+    ax.set_ylabel("exploitability (mbb/g), mean of seeds")
+    ax.set_title(f"{part['game']} {part['betting']}, lossless; seeds {part['seeds']}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -278,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     if "unaveraged" in args.parts:
         result["unaveraged"] = unaveraged([1_000_000, 4_000_000] if args.quick else args.unaveraged_iterations)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    result["png"] = write_png(result, args.out.with_suffix(".png"))
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(json.dumps(result, indent=1))
     os.replace(tmp, args.out)
