@@ -68,13 +68,6 @@ def log(msg: str) -> None:
     print(f"[methods] {msg}", file=sys.stderr, flush=True)
 
 
-def method_options(name: str, every: int, until: int | None, threshold: float, after: int) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(algorithm, SamplingOptions keywords, solver keywords) of a method on 20-card hold'em."""
-    sched = Schedule(every=every, until=until if until is not None else 0, threshold=threshold, after=after)
-    algo, solver, sampling = method(name, "game1", sched)
-    return algo, sampling, solver
-
-
 # ---------------------------------------------------------------------------- part 1: Leduc
 
 
@@ -94,7 +87,7 @@ def leduc(iterations: int, methods: list[str], every: int, threshold: float) -> 
         rows: dict[str, Any] = {}
         t0 = time.perf_counter()
         for name in methods:
-            algo, sampling, opts = method_options(name, every, iterations // 2, threshold, 0)
+            algo, opts, sampling = method(name, "game1", Schedule(every, iterations // 2, threshold, 0))
             if algo == "tcfr":
                 opts = {}  # Leduc's default targeting (game1 names the 20-card game's)
             mbb, nodes = [], []
@@ -126,7 +119,8 @@ def worker(cfg: dict[str, Any]) -> dict[str, Any]:
     from solver.training.dealt import make_dealt_problem
     from solver.training.sampled import SamplingOptions
 
-    algo, sampling, opts = method_options(cfg["method"], cfg["every"], cfg["until"], cfg["threshold"], cfg["after"])
+    sched = Schedule(cfg["every"], cfg["until"] or 0, cfg["threshold"], cfg["after"])
+    algo, opts, sampling = method(cfg["method"], "game1", sched)
     problem = make_dealt_problem(GAME, BETTING)
     solver = make_training_solver(problem, algo, SamplingOptions(seed=cfg["seed"], dtype="float32", **sampling), **opts)
     solver.iterate(1)  # loads the kernels from the cache

@@ -58,6 +58,11 @@ def _real(name: str, value: Any) -> float:
     return x
 
 
+def _check_record(what: str, record: Any) -> None:
+    if not isinstance(record, Mapping):
+        raise ValueError(f"the recorded {what} {record!r} is not a table of settings")
+
+
 @dataclass(frozen=True)
 class Discounting:
     """Discount the tables after every ``every`` iterations, up to iteration ``until``
@@ -126,7 +131,8 @@ class Discounting:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Discounting:
-        """The schedule :meth:`record` wrote."""
+        """The schedule :meth:`record` wrote (``ValueError`` for anything else)."""
+        _check_record("discount", record)
         return cls(**{k: record[k] for k in ("rule", "every", "until", "alpha", "beta", "gamma") if k in record})
 
 
@@ -163,7 +169,8 @@ class Pruning:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Pruning:
-        """The settings :meth:`record` wrote."""
+        """The settings :meth:`record` wrote (``ValueError`` for anything else)."""
+        _check_record("pruning", record)
         return cls(**{k: record[k] for k in ("threshold", "after", "share", "floor") if k in record})
 
 
