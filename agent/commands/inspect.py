@@ -30,8 +30,10 @@ from abstraction.translation import MAPPINGS
 from poker.cards import CardError, deck_cards, format_cards, parse_cards
 from poker.game import Game
 from poker.state import ActionKind, State
+from solver.evaluation.preflop import EQUITY_SAMPLES, equity_vs_random, rank_correlation
 from solver.play.player import bucket_fn, translated
 from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
+from solver.play.rows import uniform_rows
 from solver.strategy_io import StrategyFile
 from solver.tree import Tree
 
@@ -297,7 +299,25 @@ def preflop_grid(
                      "bucket": bucket, "actions": actions, **kinds})
     for p in paths:  # the per-hand actions of the last class mean nothing here
         p.pop("actions", None)
-    return {"history": state.betting_string(), "actor": state.actor, "paths": paths, "grid": grid}
+    equity = _class_equity(state.game)
+    for e, q in zip(grid, equity):
+        e["equity"] = round(float(q), 4)
+    order = {"raise_vs_equity": rank_correlation([e["raise"] for e in grid], equity),
+             "equity_samples": EQUITY_SAMPLES}
+    return {"history": state.betting_string(), "actor": state.actor, "paths": paths, "grid": grid,
+            "order": order}
+
+
+#: Each grid class's equity against a random hand, per (ranks, suits, board cards).
+_CLASS_EQUITY: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _class_equity(game: Game) -> np.ndarray:
+    """The 169 classes' equities against a random hand (computed once per deck shape)."""
+    key = (game.num_ranks, game.num_suits, game.total_board_cards)
+    if key not in _CLASS_EQUITY:
+        _CLASS_EQUITY[key] = equity_vs_random(game, [c[3] for c in grid_classes()])
+    return _CLASS_EQUITY[key]
 
 
 def _cell(entry: dict[str, Any], show: str) -> tuple[str, str]:
@@ -470,6 +490,8 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
             lines.append(f"            {key} {value}")
         if recipe:
             lines.append(f"recipe      {recipe}")
+    if "uniform_rows" in meta:
+        lines.append("rows        " + _uniform_line(meta["uniform_rows"]))
     ev = dict(meta["evaluation"])
     if ev:
         parts = []
@@ -497,6 +519,12 @@ def _unaveraged_line(rows: dict[str, Any]) -> str:
         return f"unaveraged rows {rows}"
     return (f"unaveraged rows per street {per} (they play the {rows.get('plays', '?')} strategy; "
             f"never updated at all: {never})")
+
+
+def _uniform_line(rows: dict[str, Any]) -> str:
+    """The share of stored rows that play every action alike, per street."""
+    per = ", ".join(f"{s:.1%} ({u:,}/{r:,})" for s, u, r in zip(rows["shares"], rows["uniform"], rows["rows"]))
+    return f"uniform (every action within one step of equal) per street: {per}"
 
 
 def _figure(mbb: float | None, chips: float | None) -> str:
@@ -546,6 +574,7 @@ def run(args: argparse.Namespace) -> int:
     meta = f.describe()
     game = f.game
     if not (args.grid or args.hand is not None):
+        meta["uniform_rows"] = uniform_rows(f.tree, f.offset, f.table, f.bucket_counts).to_dict()
         if args.json:
             print(json.dumps(meta, default=str))
         else:
@@ -569,6 +598,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"history {doc['history']!r}: player {doc['actor']} to act, preflop; translated as")
         print("\n".join(_paths_text(doc["paths"])))
         _print_grid(doc, args.show, color)
+        print(f"order: Spearman correlation of the raise probability (all sizes) with the hand's equity "
+              f"against a random hand ({EQUITY_SAMPLES:,} boards): {doc['order']['raise_vs_equity']:.3f}")
         if args.png is not None:
             print(f"wrote {args.png}")
         return 0

@@ -53,6 +53,7 @@ from poker.state import Action, ActionKind, State
 
 from ..chance import BucketBatchFn
 from ..tree import CHANCE, DECISION, Tree
+from .rows import row_is_uniform
 
 __all__ = [
     "LOST",
@@ -93,7 +94,9 @@ class TranslationCounts:
     ``on_tree``: opponent actions the tree holds exactly (a fold, a call, a raise of one of
     the abstract sizes); ``mapped``: opponent raises translated to other sizes, or to a
     call; ``fallback``: own decisions the tree could not answer (the player checked or
-    called); ``decisions``: own decisions in all. The repairs of own actions
+    called); ``decisions``: own decisions in all; ``uniform``: own decisions drawn from a
+    row with every action within one step of equal (:mod:`solver.play.rows`: a row the
+    training never averaged, in an older file). The repairs of own actions
     (:class:`Repair`): ``min_raise``, ``all_in``, ``fold_to_check``, ``raise_to_call``.
     """
 
@@ -101,6 +104,7 @@ class TranslationCounts:
     mapped: int = 0
     fallback: int = 0
     decisions: int = 0
+    uniform: int = 0
     min_raise: int = 0
     all_in: int = 0
     fold_to_check: int = 0
@@ -122,6 +126,7 @@ class TranslationCounts:
             "mapped": self.mapped,
             "fallback": self.fallback,
             "decisions": self.decisions,
+            "uniform": self.uniform,
             "repaired": {r.value: getattr(self, r.value) for r in Repair},
         }
 
@@ -191,6 +196,13 @@ class TranslatedPolicy:
                 kept = (p == p.max()).astype(np.float64)
             p = kept / kept.sum()
         return p
+
+    def is_uniform(self, node: int, bucket: int) -> bool:
+        """True if the stored row of ``bucket`` at decision ``node`` plays every action
+        alike (:func:`solver.play.rows.row_is_uniform`)."""
+        n = self._n_child[node]
+        o = self._offset[node] + bucket * n
+        return row_is_uniform(self.table[o : o + n].tolist(), self.scale == 255.0)
 
     def rows(self, node: int, buckets: np.ndarray) -> np.ndarray:
         """:meth:`probabilities` for many buckets at once: ``float64[len(buckets), n_actions]``."""
@@ -384,6 +396,8 @@ class HandWalk:
         if b is None:
             b = self._buckets[street] = pol.bucket(street, hole, board)
         probs = pol.probabilities(self.node, b)
+        if pol.is_uniform(self.node, b):
+            self.counts.uniform += 1
         k = len(state.history)
         i = _draw(probs, uniform(self.seed, self.hand, k, _STREAM_ACT))
         child = pol._child[self.node] + i
