@@ -5,7 +5,9 @@ abstraction built by ``pokerbot abstract``; the strategy file and checkpoints re
 
 This module is the command line only: argv and a ``--config`` TOML file merged into a
 :class:`solver.training.config.TrainingConfig`, the run itself
-(:func:`solver.training.run.run_training`) drawn as a progress bar, and the report."""
+(:func:`solver.training.run.run_training`) drawn as a progress bar after its plan (predicted
+time and memory, :mod:`solver.training.plan`), and the report; ``--dry-run`` prints the
+plan alone (:func:`solver.training.run.plan_training`)."""
 
 from __future__ import annotations
 
@@ -32,13 +34,18 @@ from solver.training.config import (
     EvaluationConfig,
     TrainingConfig,
 )
+from poker._sysinfo import GIB, available_memory_gib
+from solver.training.memory import format_bytes
+from solver.training.plan import PILOT_SECONDS, PILOT_SHARE
 from solver.training.run import (
     EVAL_MAX_ENTRIES,
     METRICS_MAX_GAP,
     TABLE_STATS_ENTRIES,
     TABLE_STATS_GAP,
+    TrainingPlan,
     TrainingProgress,
     TrainingRun,
+    plan_training,
     run_training,
 )
 
@@ -126,6 +133,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
             "where the game is small enough, the exploitability (mbb/g) in the abstract "
             "game; the final report adds the exploitability in the real card game.",
+            "The plan: once set up (the game, the card abstraction and the checkpoint loaded, "
+            "the tables allocated, the kernels compiled), the run prints on stderr, before "
+            "its first iteration, its predicted time (the setup as measured; the solving: "
+            "what is left of --seconds, or the --iterations left at the rate of a pilot "
+            f"run on a throwaway solver ({PILOT_SECONDS:g} s, at most {PILOT_SHARE:.0%} of "
+            "the iterations left), which leaves the run's results unchanged, whichever ends "
+            "first; writing the checkpoints, the metrics and "
+            "the strategy file, scaled from the table's size) and its predicted peak memory "
+            "(the training memory of 'pokerbot tree' and its biggest part, what writing a "
+            "checkpoint or the strategy file adds, and the interpreter's own); exact "
+            "evaluations, on games small enough, "
+            "are named, not predicted. --json adds it to the last line as \"plan\"; --quiet "
+            "does not print it. --dry-run makes the same checks (folders, game, abstraction, "
+            "checkpoint to resume, memory), prints the plan and exits 0, writing nothing: no "
+            "strategy, checkpoint or metrics file; with a --seconds budget it allocates no "
+            "table, with --iterations it runs the pilot (if twice the memory estimate "
+            "fits); it needs no --out.",
             "Stopping and resuming: Ctrl-C (SIGINT) or SIGTERM ends the run at the end of "
             "the current batch of iterations (about 0.1 s): the strategy and a checkpoint "
             "(OUT.ckpt unless --checkpoint) are written and the exit status is 130 (SIGINT) "
@@ -183,6 +207,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot abstract leduc.limit.2p --buckets 3,3 --out abs/leduc\n"
             "  pokerbot train leduc.limit.2p --algo cfr+ --abstraction abs/leduc --iterations 1000 --out l3.strategy\n"
             "  pokerbot train --config strategies/leduc.limit.2p.toml --out mine.strategy --metrics m.jsonl\n"
+            "  pokerbot train --config strategies/holdem.nolimit.2p.reverse_blinds.toml --dry-run\n"
             "\n"
             "a config (run.toml; 'pokerbot train --config run.toml --seed 2' overrides the seed):\n"
             "  game = \"leduc.limit.2p\"\n"
@@ -365,8 +390,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="append JSON Lines of progress (time, deals, rates, memory, table coverage, "
         "regrets, exploitability; keys above)",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="train nothing, write nothing: check the run and print its plan (predicted "
+        "time and memory)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no plan")
     p.set_defaults(func=run)
 
 
@@ -429,7 +460,7 @@ def merge_config(args: argparse.Namespace) -> argparse.Namespace:
     line where given there, else from ``args.config`` (a TOML file, if any), else its
     default (:data:`DEFAULTS`, or None). Other attributes are copied; ``config_values``
     holds the file's settings ({} without a file). A missing game, --algo or --out is a
-    :class:`UserError` naming every one missing. Merging a merged namespace changes nothing."""
+    :class:`UserError` naming every one missing (--out not with ``dry_run``). Merging a merged namespace changes nothing."""
     merged = argparse.Namespace(**vars(args))
     config_path = getattr(args, "config", None)
     config = load_config(config_path) if config_path is not None else {}
@@ -437,7 +468,13 @@ def merge_config(args: argparse.Namespace) -> argparse.Namespace:
     for key in CONFIG_KEYS:
         if getattr(args, key, None) is None:
             setattr(merged, key, config.get(key, DEFAULTS.get(key)))
-    missing = [flag for key, flag in _REQUIRED if getattr(merged, key) is None]
+    # a dry run writes nothing, so it needs no --out
+    dry = getattr(args, "dry_run", False)
+    missing = [
+        flag
+        for key, flag in _REQUIRED
+        if getattr(merged, key) is None and not (dry and key == "out")
+    ]
     if missing:
         where = f"on the command line or in --config {config_path}" if config_path else (
             "on the command line or in a --config file"
@@ -495,7 +532,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
 class ProgressBar:
     """:func:`~solver.training.run.run_training`'s progress reports drawn as a
     :class:`~agent.progress.Progress` bar (deals/s or iterations/s, elapsed, the time
-    left to the sooner budget, and the run's figures)."""
+    left to the sooner budget, and the run's figures), after the run's plan if it has one."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -503,6 +540,9 @@ class ProgressBar:
 
     def __call__(self, report: TrainingProgress) -> None:
         if report.stage == "start":
+            if report.plan is not None and self.enabled:
+                for line in report.plan.lines():
+                    print(line, file=sys.stderr, flush=True)
             self.bar = Progress(
                 report.iterations_budget,
                 f"train {report.algorithm}",
@@ -549,6 +589,7 @@ def _summary(run: TrainingRun) -> dict[str, Any]:
         "checkpoint": str(run.checkpoint) if run.checkpoint is not None else None,
         "interrupted": run.interrupted,
         "signal": run.signal_name,
+        "plan": run.plan.to_dict() if run.plan is not None else None,
     }
 
 
@@ -575,7 +616,12 @@ def run(args: argparse.Namespace) -> int:
     as parsed (a --config file is merged here, see :func:`merge_config`); the training
     is :func:`solver.training.run.run_training`."""
     args = merge_config(args)
-    result = run_training(config_from_args(args), progress=ProgressBar(enabled=not args.quiet))
+    config = config_from_args(args)
+    if args.dry_run:
+        return _dry_run(config, plan_training(config), args.json)
+    result = run_training(
+        config, progress=ProgressBar(enabled=not args.quiet), plan=args.json or not args.quiet
+    )
     print(json.dumps(_summary(result)) if args.json else _line(result))
     if result.interrupted:
         signum = result.signal if result.signal is not None else int(signal.SIGINT)
@@ -586,6 +632,38 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+    return 0
+
+
+def _dry_run(config: TrainingConfig, plan: TrainingPlan, as_json: bool) -> int:
+    """Print a dry run's plan (one JSON object with ``as_json``); a predicted peak over the
+    memory available now is a warning, as in ``pokerbot abstract --dry-run``."""
+    available = available_memory_gib()
+    fits = plan.peak_bytes <= available * GIB
+    if as_json:
+        print(json.dumps({
+            "game": config.game,
+            "algorithm": config.algorithm.name,
+            "dry_run": True,
+            "seconds": plan.to_dict()["seconds"],
+            "peak_gib": round(plan.peak_bytes / GIB, 3),
+            "memory_limit_gib": round(available, 3),
+            "fits_memory": fits,
+            "plan": plan.to_dict(),
+        }))
+    else:
+        for line in plan.lines():
+            print(line)
+        print(
+            f"dry run: nothing trained or written; {format_bytes(available * GIB)} of memory "
+            "available now"
+        )
+    if not fits:
+        print(
+            f"pokerbot train: warning: predicted peak {format_bytes(plan.peak_bytes)} exceeds "
+            f"the {format_bytes(available * GIB)} available now",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -13,7 +13,9 @@
   :mod:`~solver.training.run` (the whole run as one call: what ``pokerbot train`` does),
   :mod:`~solver.training.loop` (timed batches to a budget),
   :mod:`~solver.training.checkpoint` (stop and resume),
-  :mod:`~solver.training.memory` (what a run will hold, before it starts).
+  :mod:`~solver.training.memory` (what a run will hold, before it starts),
+  :mod:`~solver.training.plan` (a run's predicted time and memory, which ``pokerbot
+  train`` prints before its loop).
 
 Before the sub-packages these modules sat at ``solver/<name>.py``
 (``solver/training.py`` is now :mod:`solver.training.loop`).

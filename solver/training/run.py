@@ -9,7 +9,11 @@ Given a :class:`~solver.training.config.TrainingConfig`, it:
    (:mod:`solver.training.memory`) exceeds what the machine has available;
 3. builds the problem (dealt from the deck where the chance layer is too big to list:
    :mod:`solver.training.dealt`) and the solver (:mod:`solver.training.algorithms`),
-   restores the checkpoint and compiles the kernels outside the timed loop;
+   restores the checkpoint and compiles the kernels outside the timed loop; when asked,
+   it then makes the run's :class:`~solver.training.plan.TrainingPlan` (its predicted time
+   and memory; an iterations budget is timed by a short pilot on a throwaway solver) and
+   reports it with the loop's start (:func:`plan_training` makes the plan alone, for a dry
+   run: it allocates no tables unless an iterations budget needs the pilot);
 4. trains in timed batches (:func:`solver.training.loop.train`) until the budget, a
    total over a resumed run; SIGINT and SIGTERM (:func:`solver.training.loop.stop_on_signals`)
    or the caller's :class:`~solver.training.loop.StopRequest` only end the loop between
@@ -28,12 +32,13 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from poker._sysinfo import rss_gib
+from poker._sysinfo import available_memory_gib, rss_gib
 from poker.game import Game, load_game
 
 from ..chance import lossless_bucket_counts
@@ -46,13 +51,14 @@ from ..evaluation.best_response import (
 from ..problem import Problem, check_card_abstraction, make_problem
 from ..strategy import Strategy
 from ..strategy_io import cards_record, dequantize, quantize, save_strategy
-from ..tree import table_offsets
+from ..tree import Tree, build_tree, table_offsets
 from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from .config import ConfigError, TrainingConfig
 from .dealt import make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
-from .memory import check_fits, estimate_training_memory
+from .memory import MemoryEstimate, check_fits, estimate_training_memory
+from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
 
 if TYPE_CHECKING:
     from abstraction.card_abstraction import CardAbstraction
@@ -64,9 +70,11 @@ __all__ = [
     "TABLE_STATS_ENTRIES",
     "TABLE_STATS_GAP",
     "ProgressCallback",
+    "TrainingPlan",
     "TrainingProgress",
     "TrainingRun",
     "load_abstraction",
+    "plan_training",
     "run_training",
 ]
 
@@ -96,7 +104,8 @@ class TrainingProgress:
     ``seconds_budget`` what this run may do (None: no such limit); ``unit`` is ' deals'
     for the sampled algorithms (one deal an iteration), ' it' for cfr and cfr+;
     ``fields`` are display figures, by name (elapsed solving time, nodes/s, the last
-    exploitability, resident memory).
+    exploitability, resident memory); ``plan`` is the run's plan on the 'start' report of
+    a run that made one (None otherwise).
     """
 
     stage: str
@@ -107,6 +116,7 @@ class TrainingProgress:
     iterations_budget: int | None
     seconds_budget: float | None
     fields: Mapping[str, str] = field(default_factory=dict)
+    plan: TrainingPlan | None = None
 
 
 #: The ``progress`` argument of :func:`run_training`.
@@ -123,7 +133,8 @@ class TrainingRun:
     the end in the abstract and the real game, ``stored`` and ``stored_real`` that of the
     policy as the file stores it (None where not measured); ``checkpoint`` the file
     written at the end, if any; ``interrupted`` and ``signal`` say whether a signal or
-    the caller's stop request ended the loop.
+    the caller's stop request ended the loop; ``plan`` what the run predicted of itself
+    before its loop (None unless asked for).
     """
 
     config: TrainingConfig
@@ -146,6 +157,7 @@ class TrainingRun:
     checkpoint: Path | None
     interrupted: bool
     signal: int | None
+    plan: TrainingPlan | None = None
 
     @property
     def iterations_per_s(self) -> float | None:
@@ -201,6 +213,23 @@ def _load_resume(path: Path | None) -> Checkpoint | None:
     return load_checkpoint(path)
 
 
+def _metrics_gap(every: float) -> float:
+    """Seconds between metrics lines when no evaluation comes sooner (``every``: the
+    seconds between evaluations, 0 for none)."""
+    return min(max(every, METRICS_MIN_GAP), METRICS_MAX_GAP) if every > 0 else METRICS_MAX_GAP
+
+
+def _stats_gap(entries: int) -> float:
+    """Seconds between the metrics' passes over a table of ``entries`` (0: every line)."""
+    return 0.0 if entries <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
+
+
+def _can_eval(config: TrainingConfig, game: Game, tree: Tree) -> bool:
+    """Whether the run evaluates exactly during and at the end of its loop: small games."""
+    lossless = table_offsets(tree, lossless_bucket_counts(game))[1]
+    return config.evaluation.enabled and lossless <= EVAL_MAX_ENTRIES
+
+
 class _Metrics:
     """The metrics file: JSON Lines appended and flushed one at a time, rate-limited."""
 
@@ -208,8 +237,7 @@ class _Metrics:
         self.file: IO[str] | None = None
         if path is not None:
             self.file = open(path, "a", encoding="utf-8")
-        gap = min(max(every, METRICS_MIN_GAP), METRICS_MAX_GAP)
-        self.gap = gap if every > 0 else METRICS_MAX_GAP
+        self.gap = _metrics_gap(every)
         self.last = -float("inf")
 
     def due(self, t: float, evaluated: bool) -> bool:
@@ -238,6 +266,34 @@ def _figures(prefix: str, result: Result | None) -> dict[str, float | None]:
 
 
 @dataclass
+class _Prepared:
+    """A run checked and loaded, nothing allocated: steps 1 and 2 of the module docstring."""
+
+    config: TrainingConfig
+    game: Game
+    abstraction: CardAbstraction | None
+    tree: Tree  # the betting tree, as the problem will build it
+    resumed: Checkpoint | None
+    sampling: Any  # the SamplingOptions of es/os/tcfr, None for cfr/cfr+
+    estimate: MemoryEstimate
+    started: float  # time.perf_counter() when the run started
+
+    @property
+    def iterations_left(self) -> int | None:
+        """The iterations the budget leaves after the checkpoint resumed (None: no such budget)."""
+        n = self.config.budget.iterations
+        done = self.resumed.iterations if self.resumed is not None else 0
+        return None if n is None else max(0, n - done)
+
+    @property
+    def seconds_left(self) -> float | None:
+        """The seconds of solving the budget leaves after the checkpoint resumed."""
+        t = self.config.budget.seconds
+        done = self.resumed.seconds if self.resumed is not None else 0.0
+        return None if t is None else max(0.0, t - done)
+
+
+@dataclass
 class _Setup:
     """A run once allocated: steps 1 to 3 of the module docstring."""
 
@@ -248,10 +304,12 @@ class _Setup:
     solver: Any
     sampled: bool
     done_seconds: float  # the solving seconds of the checkpoint resumed
+    plan: TrainingPlan | None = None
 
 
-def _setup(config: TrainingConfig) -> _Setup:
-    """Check, load, refuse what cannot fit, allocate, restore and compile."""
+def _prepare(config: TrainingConfig) -> _Prepared:
+    """Check, load and refuse what cannot fit (steps 1 and 2)."""
+    started = time.perf_counter()
     config.check_paths()
     algo = config.algorithm.name
     game = load_game(config.game)
@@ -260,28 +318,110 @@ def _setup(config: TrainingConfig) -> _Setup:
         check_card_abstraction(game, abstraction)  # before the memory estimate reads it
     resumed = _load_resume(config.checkpoint.resume)
     sampling = config.sampling_options(resumed)
-    refusal = check_fits(
-        estimate_training_memory(
-            game,
-            config.betting,
-            abstraction_dir=config.abstraction,
-            algorithm=algo,
-            dtype=config.table_dtype(resumed),
-            threads=config.threads,
-        )
+    tree = build_tree(game, config.betting)
+    estimate = estimate_training_memory(
+        game,
+        config.betting,
+        abstraction_dir=config.abstraction,
+        algorithm=algo,
+        dtype=config.table_dtype(resumed),
+        threads=config.threads,
+        tree=tree,
     )
+    refusal = check_fits(estimate)
     if refusal is not None:
         raise ConfigError(refusal)
+    return _Prepared(config, game, abstraction, tree, resumed, sampling, estimate, started)
+
+
+def _problem(prep: _Prepared) -> Problem:
+    """The run's problem, its kernels compiled."""
+    c = prep.config
     # The sampled algorithms deal from the deck where the chance layer is too big to list
     # (solver.training.dealt); exact evaluation then builds the listed problem when it first runs.
-    problem = make_training_problem(game, config.betting, algo, abstraction=abstraction)
-    solver = make_training_solver(problem, algo, sampling, **config.solver_options())
-    done_seconds = 0.0
-    if resumed is not None:
-        restore_checkpoint(solver, resumed)
-        done_seconds = resumed.seconds
-    warm_up(algo, sampling, config.algorithm.form)
-    return _Setup(config, game, abstraction, problem, solver, sampling is not None, done_seconds)
+    problem = make_training_problem(
+        prep.game, c.betting, c.algorithm.name, abstraction=prep.abstraction
+    )
+    warm_up(c.algorithm.name, prep.sampling, c.algorithm.form)
+    return problem
+
+
+def _solver(prep: _Prepared, problem: Problem) -> Any:
+    """A solver of the run, restored from the checkpoint resumed."""
+    c = prep.config
+    solver = make_training_solver(problem, c.algorithm.name, prep.sampling, **c.solver_options())
+    if prep.resumed is not None:
+        restore_checkpoint(solver, prep.resumed)
+    return solver
+
+
+def _pilot(
+    prep: _Prepared, problem: Callable[[], Problem], seconds: float
+) -> tuple[Pilot | None, str | None]:
+    """The pilot an iterations budget needs (see :mod:`solver.training.plan`), run on a
+    solver of its own over ``problem()``, or why not: (None, None) when none is needed."""
+    left = prep.iterations_left
+    if not left:
+        return None, None
+    # the pilot's tables and the run's (or the checkpoint resumed) may live at once
+    if check_fits(prep.estimate, available_memory_gib() / 2) is not None:
+        return None, "a pilot would need twice the memory estimate: unknown until the first batches"
+    return pilot_rate(_solver(prep, problem()), left, seconds), None
+
+
+def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str | None) -> TrainingPlan:
+    """The plan of a prepared run, its setup timed up to now."""
+    c = prep.config
+    path = c.checkpoint_path
+    evaluates = _can_eval(c, prep.game, prep.tree)
+    every = c.eval_every
+    return predict(
+        algorithm=c.algorithm.name,
+        memory=prep.estimate,
+        setup_seconds=time.perf_counter() - prep.started,
+        dry_run=dry_run,
+        iterations_left=prep.iterations_left,
+        seconds_left=prep.seconds_left,
+        pilot=pilot,
+        unknown=unknown,
+        checkpoint_every=c.checkpoint.every if path is not None else None,
+        checkpoint_at_end=path is not None and bool(c.checkpoint.file is not None or c.checkpoint.every),
+        metrics=c.metrics is not None,
+        metrics_gap=_metrics_gap(every),
+        stats_gap=_stats_gap(prep.estimate.entries),
+        eval_every=every if evaluates and every > 0 else None,
+        final_evaluation=evaluates or c.evaluation.final,
+    )
+
+
+def _setup(config: TrainingConfig, pilot_seconds: float | None = None) -> _Setup:
+    """Check, load, refuse what cannot fit, allocate, restore and compile; with
+    ``pilot_seconds``, also plan (the pilot first, so its tables are gone before the run's)."""
+    prep = _prepare(config)
+    problem = _problem(prep)
+    pilot, unknown = None, None
+    if pilot_seconds is not None:
+        pilot, unknown = _pilot(prep, lambda: problem, pilot_seconds)
+    solver = _solver(prep, problem)
+    plan = None
+    if pilot_seconds is not None:
+        plan = _plan(prep, dry_run=False, pilot=pilot, unknown=unknown)
+    done_seconds = prep.resumed.seconds if prep.resumed is not None else 0.0
+    return _Setup(
+        config, prep.game, prep.abstraction, problem, solver, prep.sampling is not None,
+        done_seconds, plan,
+    )  # fmt: skip
+
+
+def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECONDS) -> TrainingPlan:
+    """The plan of ``config`` without running it (``pokerbot train --dry-run``): the
+    checks of :func:`run_training` (paths, game, card abstraction, checkpoint, memory) and
+    the :class:`~solver.training.plan.TrainingPlan`, writing nothing. A seconds budget
+    allocates no table; an iterations budget runs the pilot (``pilot_seconds`` of
+    iterations) where twice the memory estimate fits. Errors as :func:`run_training`'s."""
+    prep = _prepare(config)
+    pilot, unknown = _pilot(prep, lambda: _problem(prep), pilot_seconds)
+    return _plan(prep, dry_run=True, pilot=pilot, unknown=unknown)
 
 
 #: How a run's strategy is evaluated at the end: (abstract game or None, real game).
@@ -314,8 +454,7 @@ class _Session:
         self.solver = setup.solver
         self.progress = progress
         self._listed: Problem | None = None
-        lossless = table_offsets(setup.problem.tree, lossless_bucket_counts(setup.game))[1]
-        self.can_eval = c.evaluation.enabled and lossless <= EVAL_MAX_ENTRIES
+        self.can_eval = _can_eval(c, setup.game, setup.problem.tree)
         self.final_eval = c.evaluation.final
         done = self.solver.iterations
         self.left = None if c.budget.iterations is None else max(0, c.budget.iterations - done)
@@ -328,7 +467,7 @@ class _Session:
         self.last_eval = 0.0
         self.result: Result | None = None
         self.metrics = _Metrics(c.metrics, c.eval_every)
-        self.stats_gap = 0.0 if setup.problem.size <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
+        self.stats_gap = _stats_gap(setup.problem.size)
         self.last_stats = -float("inf")
         self.last_ckpt = 0.0
 
@@ -360,6 +499,7 @@ class _Session:
 
     def report(self, stage: str, res: TrainResult, fields: dict[str, str]) -> None:
         if self.progress is not None:
+            plan = self.setup.plan if stage == "start" else None
             unit = " deals" if self.setup.sampled else " it"
             self.progress(
                 TrainingProgress(
@@ -371,6 +511,7 @@ class _Session:
                     self.left,
                     self.seconds_left,
                     fields,
+                    plan,
                 )
             )
 
@@ -478,6 +619,8 @@ def run_training(
     *,
     progress: ProgressCallback | None = None,
     stop: StopRequest | None = None,
+    plan: bool = False,
+    pilot_seconds: float = PILOT_SECONDS,
 ) -> TrainingRun:
     """Run ``config`` (see the module docstring) and return what it did.
 
@@ -489,8 +632,13 @@ def run_training(
     or the machine (missing folders or checkpoint, not enough memory, a checkpoint of
     another run) raise ``ValueError`` (:class:`~solver.training.config.ConfigError`,
     :class:`~solver.training.checkpoint.CheckpointError`, ...) with a one-line message.
+
+    With ``plan`` the run makes its :class:`~solver.training.plan.TrainingPlan` after its
+    setup (an iterations budget first runs a pilot of ``pilot_seconds`` on a solver of
+    its own: the run's tables and results are those of a run without a plan), gives it
+    to ``progress`` with the 'start' report and returns it as :attr:`TrainingRun.plan`.
     """
-    setup = _setup(config)
+    setup = _setup(config, pilot_seconds if plan else None)
     session = _Session(setup, progress)
     try:
         res = session.loop(stop)
@@ -553,4 +701,5 @@ def run_training(
         checkpoint=end.checkpoint,
         interrupted=res.interrupted,
         signal=res.signal,
+        plan=setup.plan,
     )
