@@ -1,6 +1,7 @@
 """Shipped strategies against the reference bots: duplicate matches through the real CLI.
 
-For every strategy in ``strategies/`` (named ``<game>.strategy``) and every reference
+For every strategy in ``strategies/`` (named ``<game>.strategy``, or ``<game>.<label>.strategy``
+for a kept older file; the game is read from the file's header) and every reference
 bot, runs ``pokerbot match GAME --players strategy:FILE BOT --hands N --duplicate`` (N
 hands per seating, so 2N hands in all) and reports the strategy's mbb/g with its 95%
 interval over deals, the translation counts and the wall time. Prints one JSON object as
@@ -43,6 +44,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from solver.strategy_io import open_strategy  # noqa: E402  (after the path)
 BOTS = ("random", "call", "raise", "allin", "equity")
 
 
@@ -85,6 +89,11 @@ def run_match(game: str, strategy: Path, bot: str, hands: int, seed: int, log: P
         "legalized": me.get("legalized"),
         "seconds": round(seconds, 1),
     }
+
+
+def file_game(path: Path) -> str:
+    """The game a strategy file was trained for (its header; the table is not read)."""
+    return open_strategy(path).game.name
 
 
 def soak(hands: int, seed: int) -> dict:
@@ -159,7 +168,7 @@ def main() -> None:
     files = sorted((ROOT / "strategies").glob("*.strategy"))
     results: dict[str, list[dict]] = {}
     t0 = time.perf_counter()
-    jobs = [(f, f.name[: -len(".strategy")], bot) for f in files for bot in args.bots
+    jobs = [(f, file_game(f), bot) for f in files for bot in args.bots
             if not args.only or f.name[: -len(".strategy")] in args.only]
     n_cpu = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -167,12 +176,12 @@ def main() -> None:
             f, game, bot = jobs[k]
             cpus = str(k % n_cpu) if args.jobs > 1 else None
             r = run_match(game, f, bot, hands, args.seed, Path(tmp) / f"{game}.{bot}.log", cpus, resolve)
-            print(f"{game} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
+            print(f"{f.name} vs {bot}: {r['mbb_per_game']} mbb/g {r['ci95']} ({r['seconds']} s)",
                   file=sys.stderr, flush=True)
             return r
 
         for (f, game, bot), r in zip(jobs, pool.map(one, range(len(jobs)))):
-            results.setdefault(game, []).append(r)
+            results.setdefault(f.name[: -len(".strategy")], []).append(r)
     print(json.dumps({"hands_per_seating": hands, "seed": args.seed, "resolve": resolve, "results": results,
                       "all_win": all(r["wins"] for g, rs in results.items() if not g.startswith("kuhn")
                                      for r in rs),
