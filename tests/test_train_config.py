@@ -45,9 +45,16 @@ def test_every_shipped_strategy_has_a_recipe_file():
 
 @pytest.mark.parametrize("strategy", SHIPPED, ids=lambda p: p.stem)
 def test_recipe_file_is_the_stored_recipe(strategy):
-    recipe = open_strategy(strategy).training["recipe"]
-    words = shlex.split(recipe)
+    stored = open_strategy(strategy)
+    words = shlex.split(stored.training["recipe"])
     assert words[:2] == ["pokerbot", "train"]
+    game = stored.game.name
+    if strategy.stem != game:
+        # a kept older file (<game>.<label>.strategy): its recipe moved beside it, away
+        # from the path the file records, which the current file's recipe now holds
+        moved = f"strategies/{game}.toml"
+        assert moved in words
+        words = [str(strategy.with_suffix(".toml").relative_to(ROOT)) if w == moved else w for w in words]
     from_recipe = _merged(words[1:])
     from_config = _merged(["train", "--config", str(strategy.with_suffix(".toml"))])
     a, b = vars(from_recipe), vars(from_config)
