@@ -52,9 +52,11 @@ def _table(tree, offset, size, n_buckets, dtype, seed):
         n = int(tree.n_child[node])
         for b in range(n_buckets[int(tree.street[node])]):
             o = int(offset[node]) + b * n
-            if rng.random() < 1 / 3:
-                row = np.full(n, 255 // n if dtype == np.uint8 else 0.25)
-                row[: 255 - (255 // n) * n if dtype == np.uint8 else 0] += 1
+            if rng.random() < 1 / 3 and dtype == np.uint8:
+                row = np.full(n, 255 // n)
+                row[: 255 - (255 // n) * n] += 1  # the remainder, one unit each
+            elif rng.random() < 1 / 3:
+                row = np.full(n, 0.25)
             else:
                 row = rng.dirichlet(np.full(n, 0.5))
                 if dtype == np.uint8:
@@ -91,14 +93,15 @@ def test_player_counts_its_decisions_on_uniform_rows(kind, tmp_path, capsys):
     every decision the tree answers when every row is uniform, none when every row is
     one-hot or random (random rows are never within a 255th of equal)."""
     tree = build_tree(LEDUC, "0.5p,1p,a")
-    _, size = table_offsets(tree, [3, 15])
+    n_buckets = [3, 15]
+    offset, size = table_offsets(tree, n_buckets)
     policy = np.random.default_rng(2).random(size)
     if kind == "uniform":
         policy[:] = 1.0
     elif kind == "one-hot":
         for node in np.flatnonzero(tree.kind == DECISION):
-            n, o = int(tree.n_child[node]), int(offset_of(tree, node))
-            k = 3 if tree.street[node] == 0 else 15
+            n, o = int(tree.n_child[node]), int(offset[node])
+            k = n_buckets[int(tree.street[node])]
             block = np.zeros((k, n))
             block[:, -1] = 1.0
             policy[o : o + k * n] = block.ravel()
@@ -111,10 +114,6 @@ def test_player_counts_its_decisions_on_uniform_rows(kind, tmp_path, capsys):
     answered = t["decisions"] - t["fallback"]
     assert answered > 0
     assert t["uniform"] == (answered if kind == "uniform" else 0)
-
-
-def offset_of(tree, node):
-    return table_offsets(tree, [3, 15])[0][node]
 
 
 def test_average_ranks_and_rank_correlation_against_scipy():

@@ -22,12 +22,12 @@ import numpy as np
 
 from ..tree import DECISION, Tree
 
-__all__ = ["UniformRows", "row_is_uniform", "uniform_rows"]
+__all__ = ["FLOAT_STEP", "UniformRows", "row_is_uniform", "uniform_rows"]
 
 
-def _step(table: np.ndarray) -> float:
-    """One quantization step in the units of ``table``'s rows (their sum for floats)."""
-    return 1.0 if table.dtype == np.uint8 else 1.0 / 255.0
+#: One quantization step of a float row, as a share of the row's sum (a one-byte row's
+#: step is 1 of its 255).
+FLOAT_STEP = 1.0 / 255.0
 
 
 def row_is_uniform(values: Sequence[float], quantized: bool) -> bool:
@@ -40,7 +40,7 @@ def row_is_uniform(values: Sequence[float], quantized: bool) -> bool:
     if quantized:
         return spread <= 1
     total = sum(values)
-    return spread <= (total if total > 0 else 1.0) / 255.0
+    return spread <= (total if total > 0 else 1.0) * FLOAT_STEP
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def uniform_rows(tree: Tree, offset: np.ndarray, table: np.ndarray, n_buckets: l
             hit = spread <= 1.0
         else:
             total = block.sum(axis=1)
-            hit = spread <= _step(table) * np.where(total > 0, total, 1.0)
+            hit = spread <= np.where(total > 0, total, 1.0) * FLOAT_STEP
         rows[street] += k
         uniform[street] += int(hit.sum())
     return UniformRows(rows, uniform)
