@@ -41,6 +41,14 @@ MODE_EV = 2  # traverser plays ``strat`` too: value of the profile
 AVG_UNIFORM = 0
 AVG_LINEAR = 1
 
+# Regret discounting of vector CFR (:func:`_after_walk`).
+DISCOUNT_NONE = 0
+DISCOUNT_LINEAR = 1
+
+#: Uniforms an iteration of public chance or chance sampling draws (board events, then
+#: the two private hands), whatever the game uses of them.
+SAMPLE_UNIFORMS = 8
+
 
 class KTree(NamedTuple):
     """The public betting tree as the kernels see it (see ``solver.tree.Tree``)."""
@@ -71,6 +79,22 @@ class KChance(NamedTuple):
     weight: np.ndarray  # float64[streets]: chance probability of one deal through street s
 
 
+@njit(cache=True, inline="always")
+def _match_row(src: np.ndarray, o: int, n_act: int, dst: np.ndarray, do: int) -> None:
+    """``dst[do:do + n_act]`` = regret matching of ``src[o:o + n_act]``: positive parts
+    normalised, uniform where none is positive (Zinkevich et al. 2007, Eq. 8)."""
+    total = 0.0
+    for a in range(n_act):
+        if src[o + a] > 0.0:
+            total += src[o + a]
+    if total > 0.0:
+        for a in range(n_act):
+            dst[do + a] = src[o + a] / total if src[o + a] > 0.0 else 0.0
+    else:
+        for a in range(n_act):
+            dst[do + a] = 1.0 / n_act
+
+
 @njit(cache=True)
 def regret_match(t: KTree, c: KChance, src: np.ndarray, dst: np.ndarray, player: int) -> None:
     """``dst`` = regret matching of ``src`` at every infoset of ``player`` (-1: both).
@@ -85,16 +109,7 @@ def regret_match(t: KTree, c: KChance, src: np.ndarray, dst: np.ndarray, player:
         base = t.offset[node]
         for b in range(c.n_buckets[t.street[node]]):
             o = base + b * n_act
-            total = 0.0
-            for a in range(n_act):
-                if src[o + a] > 0.0:
-                    total += src[o + a]
-            if total > 0.0:
-                for a in range(n_act):
-                    dst[o + a] = src[o + a] / total if src[o + a] > 0.0 else 0.0
-            else:
-                for a in range(n_act):
-                    dst[o + a] = 1.0 / n_act
+            _match_row(src, o, n_act, dst, o)
 
 
 @njit(cache=True)
@@ -380,6 +395,40 @@ def root_value(
     return total
 
 
+@njit(cache=True, inline="always")
+def _avg_weight(step: int, averaging: int, delay: int) -> float:
+    """Iteration ``step``'s (1-based) weight in the average: 0 up to ``delay``, then 1
+    (uniform) or ``step - delay`` (linear)."""
+    if step <= delay:
+        return 0.0
+    if averaging == AVG_LINEAR:
+        return float(step - delay)
+    return 1.0
+
+
+@njit(cache=True)
+def _after_walk(t: KTree, c: KChance, regrets: np.ndarray, trav: int, plus: int, discount: int, step: int) -> None:
+    """What follows the traverser's walk of iteration ``step``: CFR+'s floor of its
+    cumulative regrets at 0 (Tammelin 2014), and Linear CFR's discount of them by
+    step / (step + 1) (Brown & Sandholm 2019, AAAI, Section 3: iteration t's regrets then
+    weigh t, as regret matching only needs their proportions)."""
+    if not plus and discount == DISCOUNT_NONE:
+        return
+    scale = step / (step + 1.0)
+    for node in range(t.kind.shape[0]):
+        if t.kind[node] != DECISION or t.player[node] != trav:
+            continue
+        o = t.offset[node]
+        size = c.n_buckets[t.street[node]] * t.n_child[node]
+        for e in range(o, o + size):
+            r = regrets[e]
+            if plus and r < 0.0:
+                r = 0.0
+            if discount == DISCOUNT_LINEAR:
+                r *= scale
+            regrets[e] = r
+
+
 @njit(cache=True)
 def cfr_iterations(
     t: KTree,
@@ -396,32 +445,309 @@ def cfr_iterations(
     plus: int,
     averaging: int,
     delay: int,
+    discount: int,
 ) -> None:
     """Run ``iterations`` CFR iterations after ``done`` ones, with alternating updates.
 
     Per iteration t (1-based) and player i = 0 then 1: current strategy by regret
     matching of the latest regrets (so player 1 meets player 0's updated strategy),
     walk the tree updating i's regrets and average sums, then for CFR+ floor i's
-    cumulative regrets at 0 (Tammelin 2014, regret-matching+). The average weight of
-    iteration t is 0 for t <= delay, else 1 (uniform) or t - delay (linear).
+    cumulative regrets at 0 (Tammelin 2014, regret-matching+) and for Linear CFR
+    discount them (:func:`_after_walk`). The average weight is :func:`_avg_weight`.
     """
-    n = t.kind.shape[0]
     for it in range(iterations):
         step = done + it + 1
-        if step <= delay:
-            w = 0.0
-        elif averaging == AVG_LINEAR:
-            w = float(step - delay)
-        else:
-            w = 1.0
+        w = _avg_weight(step, averaging, delay)
         for trav in range(2):
             regret_match(t, c, regrets, strat, -1)
             root_value(t, c, trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames)
-            if plus:
-                for node in range(n):
-                    if t.kind[node] != DECISION or t.player[node] != trav:
-                        continue
-                    o = t.offset[node]
-                    size = c.n_buckets[t.street[node]] * t.n_child[node]
-                    for e in range(o, o + size):
-                        regrets[e] = max(regrets[e], 0.0)
+            _after_walk(t, c, regrets, trav, plus, discount, step)
+
+
+@njit(cache=True, inline="always")
+def _below(u: float, n: int) -> int:
+    """floor(u * n) for u in [0, 1), kept below n against rounding."""
+    k = int(u * n)
+    return k if k < n else n - 1
+
+
+@njit(cache=True)
+def _sample_board(base: KChance, u: np.ndarray, path: np.ndarray) -> None:
+    """Draw one board from ``base``'s board-state tree, uniformly at each chance event,
+    with uniforms ``u[0..]``: ``path[s]`` = the board state on street s (-1 past the
+    game's last street)."""
+    n_root = base.root_states.shape[0]
+    bs = base.root_states[_below(u[0], n_root)]
+    path[:] = -1
+    path[0] = bs
+    for s in range(1, path.shape[0]):
+        n = base.bs_n_child[bs]
+        if n == 0:
+            break
+        bs = base.bs_child[bs] + _below(u[s], n)
+        path[s] = bs
+
+
+@njit(cache=True)
+def _match_path(t: KTree, c: KChance, path: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
+    """Regret matching (:func:`_match_row`) of the rows a walk over the board ``path``
+    can read: at every decision node, the buckets of the hands alive on its street's
+    board state. Public chance sampling touches only these, so it matches only these."""
+    n_h = c.bucket.shape[1]
+    for node in range(t.kind.shape[0]):
+        if t.kind[node] != DECISION:
+            continue
+        bs = path[t.street[node]]
+        n_act = t.n_child[node]
+        off = t.offset[node]
+        for h in range(n_h):
+            b = c.bucket[bs, h]
+            if b >= 0:
+                _match_row(src, off + b * n_act, n_act, dst, off + b * n_act)
+
+
+@njit(cache=True)
+def pcs_iterations(
+    t: KTree,
+    base: KChance,
+    c: KChance,
+    uniforms: np.ndarray,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    strat: np.ndarray,
+    vals: np.ndarray,
+    rbuf: np.ndarray,
+    cs: np.ndarray,
+    frames: np.ndarray,
+    path: np.ndarray,
+    done: int,
+    averaging: int,
+    delay: int,
+) -> None:
+    """Public chance sampling CFR (Johanson, Bard, Lanctot, Gibson & Bowling 2012, AAMAS,
+    Section 3.1): iteration t draws one board (:func:`_sample_board`, uniforms
+    ``uniforms[t - done - 1]``) and walks the public tree over it as vector CFR does,
+    with one reach vector per player over every private hand and the O(n) showdown.
+
+    ``c`` is a copy of ``base`` whose board-state tree the kernel narrows, for the
+    iteration, to the drawn board (one child at each chance node) and whose chance
+    weights it multiplies by the number of boards the draw stands for, so that every
+    counterfactual value is an unbiased estimate of vector CFR's (Eq. 7 of Zinkevich et
+    al. 2007 in expectation). Updates alternate between the players as in
+    :func:`cfr_iterations`; regret matching covers the rows the walk can read
+    (:func:`_match_path`)."""
+    n_streets = path.shape[0]
+    for it in range(uniforms.shape[0]):
+        step = done + it + 1
+        _sample_board(base, uniforms[it], path)
+        c.root_states[0] = path[0]
+        factor = float(base.root_states.shape[0])
+        c.weight[0] = base.weight[0] * factor
+        for s in range(1, n_streets):
+            if path[s] < 0:
+                break
+            prev = path[s - 1]
+            c.bs_child[prev] = path[s]
+            c.bs_n_child[prev] = 1
+            factor *= base.bs_n_child[prev]
+            c.weight[s] = base.weight[s] * factor
+        w = _avg_weight(step, averaging, delay)
+        for trav in range(2):
+            _match_path(t, c, path, regrets, strat)
+            walk(t, c, path[0], trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames)
+        for s in range(1, n_streets):
+            if path[s] < 0:
+                break
+            prev = path[s - 1]
+            c.bs_child[prev] = base.bs_child[prev]
+            c.bs_n_child[prev] = base.bs_n_child[prev]
+
+
+@njit(cache=True)
+def _sample_hands(c: KChance, bs: int, u0: float, u1: float) -> tuple[int, int]:
+    """Two private hands, uniformly among the pairs alive on board state ``bs`` that
+    share no card: the first among the hands alive there, the second among those that
+    share no card with it (as many for every first hand, so the pair is uniform)."""
+    n_h = c.bucket.shape[1]
+    k = c.hand_cards.shape[1]
+    alive = 0
+    for h in range(n_h):
+        if c.bucket[bs, h] >= 0:
+            alive += 1
+    pick = _below(u0, alive)
+    h0 = -1
+    for h in range(n_h):
+        if c.bucket[bs, h] >= 0:
+            if pick == 0:
+                h0 = h
+                break
+            pick -= 1
+    free = 0
+    for h in range(n_h):
+        if c.bucket[bs, h] >= 0 and _disjoint(c, h, h0, k):
+            free += 1
+    pick = _below(u1, free)
+    for h in range(n_h):
+        if c.bucket[bs, h] >= 0 and _disjoint(c, h, h0, k):
+            if pick == 0:
+                return h0, h
+            pick -= 1
+    return h0, -1
+
+
+@njit(cache=True, inline="always")
+def _disjoint(c: KChance, h: int, g: int, k: int) -> bool:
+    for i in range(k):
+        for j in range(k):
+            if c.hand_cards[h, i] == c.hand_cards[g, j]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _strength(c: KChance, bs: int, h: int) -> int:
+    """Hand ``h``'s showdown strength on last-street board state ``bs``."""
+    loc = bs - c.sd_first
+    for m in range(c.sd_len[loc]):
+        if c.sd_order[loc, m] == h:
+            return c.sd_key[loc, m]
+    return -1
+
+
+@njit(cache=True)
+def _cs_walk(
+    t: KTree,
+    trav: int,
+    bk: np.ndarray,
+    result: float,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    avg_w: float,
+    sig: np.ndarray,
+    vals: np.ndarray,
+    reach: np.ndarray,
+    frames: np.ndarray,
+) -> float:
+    """One walk of the betting tree over one deal, every action of both players
+    followed; returns the traverser's expected payoff under the current strategy.
+
+    ``bk[p, s]``: player p's bucket on street s; ``result``: +1 if player 0 wins the
+    showdown, -1 if player 1 does, 0 for a split. Frame d: ``frames[d]`` = (node, last
+    child walked), ``reach[d]`` = each player's probability of its own actions so far,
+    ``sig[d]`` the actor's current strategy (regret matching of its row), ``vals[d, a]``
+    child a's value. At the traverser's nodes r(I, a) += pi_-i * (v(a) - v) and
+    s(I, a) += w * pi_i * sigma(a) (Zinkevich et al. 2007, Eqs. 7 and 4: chance is
+    sampled, so it is left out of both, a constant factor). A subtree neither player
+    reaches is worth nothing and is skipped."""
+    frames[0, 0] = 0
+    frames[0, 1] = -1
+    reach[0, 0] = 1.0
+    reach[0, 1] = 1.0
+    d = 0
+    ret = 0.0
+    while True:
+        node = frames[d, 0]
+        kind = t.kind[node]
+        if kind == FOLD:
+            folder = t.player[node]
+            ret = -float(t.spent[node, trav]) if folder == trav else float(t.spent[node, folder])
+        elif kind == SHOWDOWN:
+            stake = float(min(t.spent[node, 0], t.spent[node, 1]))
+            ret = stake * result if trav == 0 else -stake * result
+        elif kind == CHANCE:
+            if frames[d, 1] < 0:  # the deal fixed the cards: straight on to the next street
+                frames[d, 1] = 0
+                frames[d + 1, 0] = t.child[node]
+                frames[d + 1, 1] = -1
+                reach[d + 1, 0] = reach[d, 0]
+                reach[d + 1, 1] = reach[d, 1]
+                d += 1
+                continue
+        else:
+            actor = t.player[node]
+            n_act = t.n_child[node]
+            o = t.offset[node] + bk[actor, t.street[node]] * n_act
+            pos = frames[d, 1]
+            if pos < 0:
+                _match_row(regrets, o, n_act, sig[d], 0)
+            else:
+                vals[d, pos] = ret
+            pos += 1
+            pushed = False
+            while pos < n_act:
+                r_actor = reach[d, actor] * sig[d, pos]
+                if r_actor == 0.0 and reach[d, 1 - actor] == 0.0:
+                    vals[d, pos] = 0.0
+                    pos += 1
+                    continue
+                frames[d, 1] = pos
+                frames[d + 1, 0] = t.child[node] + pos
+                frames[d + 1, 1] = -1
+                reach[d + 1, actor] = r_actor
+                reach[d + 1, 1 - actor] = reach[d, 1 - actor]
+                pushed = True
+                break
+            if pushed:
+                d += 1
+                continue
+            u = 0.0
+            for a in range(n_act):
+                u += sig[d, a] * vals[d, a]
+            if actor == trav:
+                r_opp = reach[d, 1 - trav]
+                for a in range(n_act):
+                    regrets[o + a] += r_opp * (vals[d, a] - u)
+                if avg_w != 0.0:
+                    w = avg_w * reach[d, trav]
+                    for a in range(n_act):
+                        avg[o + a] += w * sig[d, a]
+            ret = u
+        if d == 0:
+            return ret
+        d -= 1
+
+
+@njit(cache=True)
+def cs_iterations(
+    t: KTree,
+    c: KChance,
+    uniforms: np.ndarray,
+    regrets: np.ndarray,
+    avg: np.ndarray,
+    sig: np.ndarray,
+    vals: np.ndarray,
+    reach: np.ndarray,
+    frames: np.ndarray,
+    path: np.ndarray,
+    bk: np.ndarray,
+    done: int,
+    averaging: int,
+    delay: int,
+) -> None:
+    """Chance-sampled CFR (Zinkevich, Johanson, Bowling & Piccione 2007, Section 4;
+    Lanctot et al. 2009's chance sampling): iteration t deals one whole hand (the board,
+    :func:`_sample_board`, then both private hands, :func:`_sample_hands`, from
+    ``uniforms[t - done - 1]``) and walks every action of both players over it
+    (:func:`_cs_walk`), once per player with alternating updates. Every deal is equally
+    likely, so the sampled counterfactual values are unbiased up to one constant factor,
+    which regret matching and the normalised average ignore."""
+    n_streets = path.shape[0]
+    for it in range(uniforms.shape[0]):
+        u = uniforms[it]
+        step = done + it + 1
+        _sample_board(c, u, path)
+        last = 0
+        for s in range(n_streets):
+            if path[s] >= 0:
+                last = s
+        h0, h1 = _sample_hands(c, path[last], u[n_streets], u[n_streets + 1])
+        for s in range(n_streets):
+            bs = path[s] if path[s] >= 0 else path[last]
+            bk[0, s] = c.bucket[bs, h0]
+            bk[1, s] = c.bucket[bs, h1]
+        k0 = _strength(c, path[last], h0)
+        k1 = _strength(c, path[last], h1)
+        result = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+        w = _avg_weight(step, averaging, delay)
+        for trav in range(2):
+            _cs_walk(t, trav, bk, result, regrets, avg, w, sig, vals, reach, frames)

@@ -120,16 +120,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``train`` subcommand."""
     p = sub.add_parser(
         "train",
-        help="solve the abstract game (cfr, cfr+, es, os, tcfr) and write the average strategy",
+        help="solve the abstract game (cfr, cfr+, lcfr, cs, pcs, es, os, tcfr) and write the average strategy",
         description="\n\n".join(textwrap.fill(par, 88) for par in (
-            "Train a strategy for GAME with vector-form CFR or CFR+ (exact traversal over all "
-            "hands), external- or outcome-sampling MCCFR, or Targeted CFR, until --seconds of "
+            "Train a strategy for GAME with vector-form CFR, CFR+ or Linear CFR (lcfr; exact "
+            "traversal over all hands), public chance sampling (pcs: one board an iteration, "
+            "every hand as a vector), chance sampling (cs: one deal an iteration, every action), "
+            "external- or outcome-sampling MCCFR, or Targeted CFR, until --seconds of "
             "solving and/or --iterations in total (a resumed run counts what its checkpoint did), and write the average strategy to "
             "--out. Information sets are (betting node, bucket of the actor's cards on that "
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
             "bar shows deals/s (es/os/tcfr: one iteration deals one hand) or iterations/s "
-            "(cfr, cfr+), the elapsed time and the time left (to the end of the --iterations "
+            "(cfr, cfr+, lcfr, cs, pcs), the elapsed time and the time left (to the end of the --iterations "
             "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
             "where the game is small enough, the exploitability (mbb/g) in the abstract "
             "game; the final report adds the exploitability in the real card game.",
@@ -257,7 +259,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--seed",
         type=int,
         metavar="S",
-        help="seed of the sampled algorithms (default 0)",
+        help="seed of the algorithms that sample (es, os, tcfr, cs, pcs; default 0)",
     )
     p.add_argument(
         "--threads", type=int, metavar="K", help="Hogwild threads (es, os, tcfr)"
@@ -266,7 +268,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--dtype",
         choices=DTYPES,
         help="table precision of es/os/tcfr (auto: float32, or a resumed checkpoint's; "
-        "cfr and cfr+ always use float64)",
+        "cfr, cfr+, lcfr, cs and pcs always use float64)",
     )
     p.add_argument(
         "--precision",

@@ -3,8 +3,9 @@
 - :mod:`~solver.training.algorithms`: the one place mapping an algorithm's name to its
   solver;
 - vector form over all private hands: :mod:`~solver.training.vector_cfr` (the core),
-  :mod:`~solver.training.cfr` (CFR, CFR+), :mod:`~solver.training.history_cfr` (the same
-  one deal at a time);
+  :mod:`~solver.training.cfr` (CFR, CFR+, Linear CFR), :mod:`~solver.training.history_cfr`
+  (the same one deal at a time), :mod:`~solver.training.chance_sampling` (chance and public
+  chance sampling over the same tables);
 - sampled: :mod:`~solver.training.sampled` (the shared core: tables, RNG streams,
   threads), :mod:`~solver.training.mccfr` (external and outcome sampling),
   :mod:`~solver.training.tcfr` (Targeted CFR), :mod:`~solver.training._sampling_kernels`

@@ -1,8 +1,9 @@
 """The one place that maps an algorithm's name to its solver.
 
 :func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
-(:mod:`solver.training.history_cfr`); :func:`make_training_solver` any of :data:`ALGORITHMS`,
-adding external and outcome sampling (:mod:`solver.training.mccfr`) and Targeted CFR
+(:mod:`solver.training.history_cfr`), or Linear CFR, or chance or public chance sampling
+(:mod:`solver.training.chance_sampling`), which keep vector CFR's tables;
+:func:`make_training_solver` any of :data:`ALGORITHMS`, adding external and outcome sampling (:mod:`solver.training.mccfr`) and Targeted CFR
 (:mod:`solver.training.tcfr`), which take their shared options as one
 :class:`~solver.training.sampled.SamplingOptions`; :func:`warm_up` compiles the kernels of
 one by name, and :func:`solve` runs CFR or CFR+ on a game with the training loop of
@@ -20,7 +21,8 @@ from typing import Any
 from abstraction.betting import BettingAbstraction
 from poker.game import Game
 
-from .cfr import CFRPlusSolver, CFRSolver
+from .cfr import CFRPlusSolver, CFRSolver, LinearCFRSolver
+from .chance_sampling import ChanceSamplingSolver, PublicChanceSamplingSolver
 from ..chance import BucketFn, StrengthFn
 from .history_cfr import HistoryCFRSolver
 from .mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
@@ -34,6 +36,7 @@ from .vector_cfr import Algorithm, VectorCFRSolver
 __all__ = [
     "ALGORITHMS",
     "FORMS",
+    "VECTOR_ALGORITHMS",
     "Callback",
     "make_solver",
     "make_training_solver",
@@ -47,23 +50,42 @@ __all__ = [
 FORMS = ("vector", "history")
 
 
+#: Vector CFR's tables, one class each (the history form: 'cfr' and 'cfr+' only).
+_VECTOR: dict[Algorithm, Callable[..., VectorCFRSolver]] = {
+    Algorithm.CFR: CFRSolver,
+    Algorithm.CFR_PLUS: CFRPlusSolver,
+    Algorithm.LINEAR_CFR: LinearCFRSolver,
+    Algorithm.PUBLIC_CHANCE_SAMPLING: PublicChanceSamplingSolver,
+    Algorithm.CHANCE_SAMPLING: ChanceSamplingSolver,
+}
+#: Those that draw chance, and so take a seed.
+_SEEDED = (Algorithm.PUBLIC_CHANCE_SAMPLING, Algorithm.CHANCE_SAMPLING)
+
+
 def make_solver(
     problem: Problem,
     algo: Algorithm | str = Algorithm.CFR_PLUS,
     *,
     delay: int = 0,
     form: str = "vector",
+    seed: int | None = None,
 ) -> VectorCFRSolver:
-    """The solver for ``algo`` ('cfr' or 'cfr+') in ``form`` ('vector', the fast one, or
-    'history', which repeats OpenSpiel's floating-point operations; small games only)."""
+    """The solver for ``algo`` (an :class:`Algorithm`: 'cfr', 'cfr+', 'lcfr', 'pcs' or
+    'cs') in ``form`` ('vector', the fast one, or 'history' for 'cfr' and 'cfr+', which
+    repeats OpenSpiel's floating-point operations; small games only). ``seed``: the
+    chance stream of 'pcs' and 'cs' (default 0); the others take none."""
     algo = Algorithm(algo)
     if form not in FORMS:
         raise ValueError(f"form {form!r} is not one of {', '.join(FORMS)}")
     if form == "history":
+        if algo not in (Algorithm.CFR, Algorithm.CFR_PLUS):
+            raise ValueError(f"the history form runs cfr and cfr+, not {algo.value}")
         return HistoryCFRSolver(problem, plus=algo is Algorithm.CFR_PLUS, delay=delay)
-    if algo is Algorithm.CFR_PLUS:
-        return CFRPlusSolver(problem, delay=delay)
-    return CFRSolver(problem, delay=delay)
+    if algo in _SEEDED:
+        return _VECTOR[algo](problem, delay=delay, seed=0 if seed is None else seed)
+    if seed is not None:
+        raise ValueError(f"{algo.value} draws nothing: it takes no seed")
+    return _VECTOR[algo](problem, delay=delay)
 
 
 #: ``callback(solver, elapsed_seconds)`` after each batch; return True to stop early.
@@ -114,7 +136,9 @@ def solve(
 
 
 #: The algorithms :func:`make_training_solver` builds, by name.
-ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "tcfr")
+#: Those whose tables are vector CFR's (:func:`make_solver`).
+VECTOR_ALGORITHMS = tuple(a.value for a in _VECTOR)
 #: The sampled ones, which take :class:`~solver.training.sampled.SamplingOptions`.
 _SAMPLED: dict[str, Callable[..., SampledCFRSolver]] = {
     "es": ExternalSamplingSolver,
@@ -126,15 +150,16 @@ _SAMPLED: dict[str, Callable[..., SampledCFRSolver]] = {
 def make_training_solver(
     problem: Problem, algorithm: str, sampling: SamplingOptions | None = None, **options: Any
 ) -> Any:
-    """The solver of ``algorithm`` ('cfr', 'cfr+', 'es', 'os' or 'tcfr') over ``problem``.
+    """The solver of ``algorithm`` (one of :data:`ALGORITHMS`) over ``problem``.
 
     ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of 'es', 'os' and
-    'tcfr' (None: the defaults); 'cfr' and 'cfr+' take none. ``options`` are the
-    algorithm's own and go to its constructor: ``epsilon`` for 'os'; ``targeting``,
-    ``importance``, ``close_threshold``, ``pure`` for 'tcfr'; ``delay`` and ``form`` for
-    'cfr'/'cfr+'. An option the algorithm does not take is an error.
+    'tcfr' (None: the defaults); the vector ones (:data:`VECTOR_ALGORITHMS`) take none.
+    ``options`` are the algorithm's own and go to its constructor: ``epsilon`` for 'os';
+    ``targeting``, ``importance``, ``close_threshold``, ``pure`` for 'tcfr'; ``delay``,
+    ``form`` and ``seed`` for the vector ones (:func:`make_solver`). An option the
+    algorithm does not take is an error.
     """
-    if algorithm in ("cfr", "cfr+"):
+    if algorithm in VECTOR_ALGORITHMS:
         if sampling is not None:
             raise ValueError(f"{algorithm} takes no sampling options (seed, threads, dtype, ...)")
         return make_solver(problem, algorithm, **options)
@@ -159,7 +184,7 @@ def warm_up(algorithm: str, sampling: SamplingOptions | None = None, form: str =
     if key in _warm:
         return
     problem = make_problem("kuhn.limit.2p")
-    if algorithm in ("cfr", "cfr+"):
+    if algorithm in VECTOR_ALGORITHMS:
         make_training_solver(problem, algorithm, form=form).iterate(1)
     else:
         variants: list[dict[str, Any]] = [{}]

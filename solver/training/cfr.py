@@ -20,8 +20,15 @@ The average weight is w_t = 1 (CFR) or w_t = t (CFR+, linear averaging), and 0 f
 first ``delay`` iterations (with a delay d, CFR+ uses w_t = t - d). The output is the
 normalised average strategy.
 
-The kernels are in :mod:`solver._kernels`; :class:`CFRSolver` and
-:class:`CFRPlusSolver` are named wrappers that fix the flags of one core,
+Linear CFR (Brown & Sandholm 2019, "Solving imperfect-information games via discounted
+regret minimization", AAAI, Section 3): iteration t's regrets and its average
+contribution both weigh t; after player i's walk of iteration t its cumulative regrets
+are multiplied by t / (t + 1), which leaves every iteration's regret weighted in
+proportion to its number (DCFR with alpha = beta = gamma = 1), and the average weight is
+w_t = t. Regrets are not floored (that would be DCFR's beta = -infinity, CFR+'s).
+
+The kernels are in :mod:`solver._kernels`; :class:`CFRSolver`,
+:class:`CFRPlusSolver` and :class:`LinearCFRSolver` are named wrappers that fix the flags of one core,
 :class:`solver.training.vector_cfr.VectorCFRSolver`. :mod:`solver.training.algorithms` chooses between
 them (and the history form) by name.
 """
@@ -36,6 +43,7 @@ __all__ = [
     "Algorithm",  # re-exported: it lives in solver.training.vector_cfr
     "CFRPlusSolver",
     "CFRSolver",
+    "LinearCFRSolver",
     "Strategy",  # re-exported for convenience: it lives in solver.strategy
 ]
 
@@ -52,3 +60,11 @@ class CFRPlusSolver(VectorCFRSolver):
 
     def __init__(self, problem: Problem, *, delay: int = 0) -> None:
         super().__init__(problem, plus=True, linear=True, delay=delay)
+
+
+class LinearCFRSolver(VectorCFRSolver):
+    """Linear CFR (Brown & Sandholm 2019): iteration t's regrets and average contribution
+    weighted by t, alternating updates, regret matching without a floor."""
+
+    def __init__(self, problem: Problem, *, delay: int = 0) -> None:
+        super().__init__(problem, plus=False, linear=True, delay=delay, discount=True)

@@ -116,7 +116,8 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
     else:
         algorithm = solver.algorithm.value
         options = {"delay": solver.delay}
-        seed, threads, nodes = 0, 1, 0
+        # chance and public chance sampling draw from a stream keyed by their seed
+        seed, threads, nodes = getattr(solver, "seed", 0), 1, 0
     packed = {k: _pack_array(v) for k, v in arrays.items()}
     digest = hashlib.sha256()
     for k in sorted(packed):
@@ -232,6 +233,8 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
         except (KeyError, ValueError) as exc:
             raise CheckpointError(f"checkpoint random state: {exc}") from None
         solver.nodes = ckpt.nodes
+    if not isinstance(solver, SampledCFRSolver) and ckpt.seed != getattr(solver, "seed", 0):
+        raise CheckpointError(f"the checkpoint ran with seed {ckpt.seed}; resume with the same --seed")
     if isinstance(solver, SampledCFRSolver):
         solver.layout.from_canonical(ckpt.arrays["regrets"], solver.regrets)
         solver.layout.from_canonical(ckpt.arrays["avg_sums"], solver.avg_sums)

@@ -55,6 +55,8 @@ PRECISIONS = ("u8", "f32")
 #: Average-strategy weights of the sampled algorithms (:class:`~solver.training.sampled.Averaging`).
 AVERAGING = tuple(a.value for a in Averaging)
 _CFR = ("cfr", "cfr+")
+#: The vector algorithms that draw chance, from ``--seed`` (chance and public chance sampling).
+DRAWS_CHANCE = ("cs", "pcs")
 
 
 class ConfigError(ValueError):
@@ -119,7 +121,7 @@ class Budget:
 @dataclass(frozen=True)
 class AlgorithmConfig:
     """The algorithm (one of :data:`solver.training.algorithms.ALGORITHMS`) and its own
-    options: ``form`` for cfr/cfr+ ('vector' or 'history'); ``averaging``,
+    options: ``form`` for cfr/cfr+ ('vector' or 'history'; lcfr, cs and pcs are vector); ``averaging``,
     ``regret_floor`` and the discount (``discount``: 'linear' or 'dcfr', after every
     ``discount_every`` iterations up to ``discount_until``, DCFR's ``dcfr_alpha``,
     ``dcfr_beta``, ``dcfr_gamma``: :class:`~solver.training.schedules.Discounting`)
@@ -396,7 +398,10 @@ class TrainingConfig:
         """The algorithm's own constructor options (beside the sampling options)."""
         a = self.algorithm
         if not self.sampled:
-            return {"form": a.form} if a.form != "vector" else {}
+            options: dict[str, Any] = {"form": a.form} if a.form != "vector" else {}
+            if a.name in DRAWS_CHANCE:
+                options["seed"] = self.seed
+            return options
         if a.name == "os":
             return {} if a.epsilon is None else {"epsilon": a.epsilon}
         if a.name == "tcfr":

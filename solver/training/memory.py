@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Every training algorithm (as :data:`solver.training.algorithms.ALGORITHMS`, without its imports).
-ALGORITHMS = ("cfr", "cfr+", "es", "os", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "tcfr")
 #: The sampled algorithms: tables of ``dtype``, cards dealt as they go.
 SAMPLED = ("es", "os", "tcfr")
 DTYPES = {"float32": 4, "float64": 8}
@@ -374,7 +374,8 @@ def estimate_training_memory(
     tables from its files' sizes), or ``buckets`` per street for an abstraction not built
     yet (its tables sized from the canonical hand counts), or else lossless
     (:func:`solver.chance.lossless_bucket_counts`). ``dtype`` and ``threads`` apply to
-    the sampled algorithms; vector CFR/CFR+ keep float64 tables on one thread. ``tree``:
+    the sampled algorithms; the vector ones (CFR, CFR+, Linear CFR, chance and public chance
+    sampling) keep float64 tables on one thread. ``tree``:
     the betting tree of ``game`` and ``betting`` if already built.
 
     Raises ``ValueError`` (one line) on an unknown algorithm or dtype, fewer than one

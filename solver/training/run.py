@@ -54,7 +54,7 @@ from ..strategy_io import cards_record, dequantize, quantize, save_strategy
 from ..tree import Tree, build_tree, table_offsets
 from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
-from .config import ConfigError, TrainingConfig
+from .config import DRAWS_CHANCE, ConfigError, TrainingConfig
 from .dealt import make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
@@ -660,7 +660,7 @@ def run_training(
         "algorithm": config.algorithm.name,
         "iterations": int(solver.iterations),
         "seconds": round(setup.done_seconds + res.seconds, 3),
-        "seed": config.seed if setup.sampled else None,
+        "seed": config.seed if setup.sampled or config.algorithm.name in DRAWS_CHANCE else None,
         "threads": config.threads,
         "options": options,
         "recipe": config.recipe_text(),

@@ -28,6 +28,9 @@ class Algorithm(Enum):
 
     CFR = "cfr"
     CFR_PLUS = "cfr+"
+    LINEAR_CFR = "lcfr"
+    PUBLIC_CHANCE_SAMPLING = "pcs"
+    CHANCE_SAMPLING = "cs"
 
 
 class VectorCFRSolver:
@@ -35,7 +38,8 @@ class VectorCFRSolver:
 
     ``plus``: regret-matching+ (floor cumulative regrets at 0 after each player's
     update); ``linear``: weight iteration t's average contribution by t; ``delay``:
-    iterations 1..delay do not enter the average.
+    iterations 1..delay do not enter the average; ``discount``: weight iteration t's
+    regrets by t too (Linear CFR).
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class VectorCFRSolver:
         plus: bool,
         linear: bool,
         delay: int = 0,
+        discount: bool = False,
     ) -> None:
         if delay < 0:
             raise ValueError(f"averaging delay {delay} must not be negative")
@@ -52,6 +57,7 @@ class VectorCFRSolver:
         self.plus = bool(plus)
         self.linear = bool(linear)
         self.delay = int(delay)
+        self.discount = bool(discount)
         self.iterations = 0
         self.regrets = np.zeros(problem.size)
         self.avg_sums = np.zeros(problem.size)
@@ -61,6 +67,8 @@ class VectorCFRSolver:
     @property
     def algorithm(self) -> Algorithm:
         """The named variant."""
+        if self.discount:
+            return Algorithm.LINEAR_CFR
         return Algorithm.CFR_PLUS if self.plus else Algorithm.CFR
 
     def iterate(self, iterations: int = 1) -> None:
@@ -85,6 +93,7 @@ class VectorCFRSolver:
             int(self.plus),
             K.AVG_LINEAR if self.linear else K.AVG_UNIFORM,
             self.delay,
+            K.DISCOUNT_LINEAR if self.discount else K.DISCOUNT_NONE,
         )
         self.iterations += int(iterations)
 
