@@ -217,6 +217,11 @@ def test_kuhn_value_and_exploitability(kuhn, algo, iterations):
         ("tcfr", 300_000, {}),
         ("tcfr", 300_000, {"importance": True}),
         ("tcfr", 300_000, {"close_threshold": 1.0}),
+        # Average strategy sampling (its defaults: nearly every action explored this
+        # early) and probing, seeds 0-1 of the test.
+        ("as", 20_000, {}),
+        ("as", 100_000, {"probe": True, "beta": 1.0, "tau": 1.0}),
+        ("os", 300_000, {"probe": True}),
     ],
 )
 def test_leduc_oracle_ten_times_below_uniform(leduc, algo, iterations, options):

@@ -72,6 +72,9 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "form": ("str", FORMS),
     "targeting": ("str", None),
     "epsilon": ("float", None),
+    "probe": ("bool", None),
+    "as_beta": ("float", None),
+    "as_tau": ("float", None),
     "importance": ("bool", None),
     "regret_floor": ("bool", None),
     "close_threshold": ("float", None),
@@ -110,6 +113,7 @@ DEFAULTS: dict[str, Any] = {
     "importance": False,
     "regret_floor": False,
     "pure": False,
+    "probe": False,
     "final_eval": False,
 }
 #: What a run cannot do without (after merging the config and the command line).
@@ -120,17 +124,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``train`` subcommand."""
     p = sub.add_parser(
         "train",
-        help="solve the abstract game (cfr, cfr+, lcfr, cs, pcs, es, os, tcfr) and write the average strategy",
+        help="solve the abstract game (cfr, cfr+, lcfr, cs, pcs, es, os, as, tcfr) and write the average strategy",
         description="\n\n".join(textwrap.fill(par, 88) for par in (
             "Train a strategy for GAME with vector-form CFR, CFR+ or Linear CFR (lcfr; exact "
             "traversal over all hands), public chance sampling (pcs: one board an iteration, "
             "every hand as a vector), chance sampling (cs: one deal an iteration, every action), "
-            "external- or outcome-sampling MCCFR, or Targeted CFR, until --seconds of "
+            "external-, outcome- or average-strategy-sampling MCCFR (as), or Targeted CFR, "
+            "until --seconds of "
             "solving and/or --iterations in total (a resumed run counts what its checkpoint did), and write the average strategy to "
             "--out. Information sets are (betting node, bucket of the actor's cards on that "
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
-            "bar shows deals/s (es/os/tcfr: one iteration deals one hand) or iterations/s "
+            "bar shows deals/s (es/os/as/tcfr: one iteration deals one hand) or iterations/s "
             "(cfr, cfr+, lcfr, cs, pcs), the elapsed time and the time left (to the end of the --iterations "
             "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
             "where the game is small enough, the exploitability (mbb/g) in the abstract "
@@ -169,7 +174,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
-            "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, importance, close_threshold, "
+            "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
             "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
             "Options on the command line override the file. Relative paths in the file "
@@ -182,7 +187,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "continues the file) at most twice a second, at least every --eval-every seconds "
             f"(at most {METRICS_MAX_GAP:g} s apart) and after each evaluation: t (seconds of "
             "solving, resumed runs included), iterations (in total), iterations_per_s (this "
-            "run); for es/os/tcfr deals (= iterations: one deal each) and deals_per_s, nodes "
+            "run); for es/os/as/tcfr deals (= iterations: one deal each) and deals_per_s, nodes "
             "(touched in this run) and nodes_per_s; rss_gib (current resident memory from "
             "/proc/self/statm; the peak from getrusage where /proc is missing); "
             "infosets_visited_share (the share of information sets, rows (decision node, "
@@ -259,15 +264,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--seed",
         type=int,
         metavar="S",
-        help="seed of the algorithms that sample (es, os, tcfr, cs, pcs; default 0)",
+        help="seed of the algorithms that sample (es, os, as, tcfr, cs, pcs; default 0)",
     )
     p.add_argument(
-        "--threads", type=int, metavar="K", help="Hogwild threads (es, os, tcfr)"
+        "--threads", type=int, metavar="K", help="Hogwild threads (es, os, as, tcfr)"
     )
     p.add_argument(
         "--dtype",
         choices=DTYPES,
-        help="table precision of es/os/tcfr (auto: float32, or a resumed checkpoint's; "
+        help="table precision of es/os/as/tcfr (auto: float32, or a resumed checkpoint's; "
         "cfr, cfr+, lcfr, cs and pcs always use float64)",
     )
     p.add_argument(
@@ -278,20 +283,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--unaveraged",
         choices=FALLBACKS,
-        help="es/os/tcfr: what the strategy file plays where training never updated the "
+        help="es/os/as/tcfr: what the strategy file plays where training never updated the "
         "average (Targeted CFR's partial iterations leave such rows): current, the current "
         "strategy (default), or uniform; the training record counts these rows per street",
     )
     p.add_argument(
         "--averaging",
         choices=AVERAGING,
-        help="average-strategy weights of es/os/tcfr (default uniform)",
+        help="average-strategy weights of es/os/as/tcfr (default uniform)",
     )
     p.add_argument(
         "--regret-floor",
         action="store_true",
         default=None,
-        help="es/os/tcfr: keep cumulative regrets at or above 0 (as regret-matching+ does)",
+        help="es/os/as/tcfr: keep cumulative regrets at or above 0 (as regret-matching+ does)",
     )
     p.add_argument(
         "--form",
@@ -299,7 +304,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="cfr/cfr+: vector (default) or history: one walk per deal, repeating "
         "OpenSpiel's CFRSolver operation by operation (small games only)",
     )
-    p.add_argument("--epsilon", type=float, metavar="E", help="os: exploration (default 0.6)")
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        metavar="E",
+        help="os: exploration (default 0.6); as: the least probability of exploring an action "
+        "(default 0.05)",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        default=None,
+        help="os, as: an action the scheme leaves out gets the payoff of one play-out of the "
+        "current strategy (a probe) instead of 0 (Gibson et al. 2012)",
+    )
+    p.add_argument(
+        "--as-beta", type=float, metavar="B", help="as: beta, exploration of young rows (default 1e6)"
+    )
+    p.add_argument(
+        "--as-tau", type=float, metavar="T", help="as: tau, weight of the average strategy (default 1000)"
+    )
     p.add_argument(
         "--targeting",
         metavar="SPEC",
@@ -324,7 +348,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--discount",
         choices=DISCOUNTS,
-        help="es/os/tcfr: discount regrets and average sums after every --discount-every "
+        help="es/os/as/tcfr: discount regrets and average sums after every --discount-every "
         "iterations: linear (Linear CFR's t/(t+1)) or dcfr (Discounted CFR, alpha 1.5, beta 0, "
         "gamma 2), t counting the batches (Brown & Sandholm 2019)",
     )
@@ -500,6 +524,9 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         averaging=args.averaging,
         regret_floor=args.regret_floor,
         epsilon=args.epsilon,
+        probe=args.probe,
+        as_beta=args.as_beta,
+        as_tau=args.as_tau,
         targeting=args.targeting,
         importance=args.importance,
         close_threshold=args.close_threshold,

@@ -148,6 +148,10 @@ class KConfig(NamedTuple):
     prune_from: int  # first iteration that may prune (MCCFR-P); beyond every iteration: never
     prune_share: float  # share of the iterations from prune_from on that prune
     prune_at: float  # a traverser's action whose regret is below this is skipped
+    as_epsilon: float  # average strategy sampling's floor on exploring an action (0: off)
+    as_beta: float  # its beta: exploration of rows with little average yet
+    as_tau: float  # its tau: weight of the average strategy
+    probe: int  # actions left out get the value of one play-out of the current strategy
 
 
 class KScratch(NamedTuple):

@@ -584,16 +584,130 @@ def _prefetch_children(
 
 
 @njit(cache=True, inline="always")
+def _terminal_value(t: KTree, node: int, trav: int, res0: float) -> float:
+    """The traverser's chips won at terminal ``node``, net of its own stake (player 0's
+    showdown result ``res0``)."""
+    spent = t.spent
+    if t.kind[node] == FOLD:
+        folder = t.player[node]
+        return -float(spent[node, trav]) if folder == trav else float(spent[node, folder])
+    return float(min(spent[node, 0], spent[node, 1])) * (res0 if trav == 0 else -res0)
+
+
+@njit(cache=True, inline="always")
+def _probe(
+    t: KTree, lay: KLayout, sc: KScratch, regrets: np.ndarray, node: int, trav: int, res0: float,
+    state: np.uint64,
+) -> tuple:  # fmt: skip
+    """A probe (Gibson, Lanctot, Burch, Szafron & Bowling 2012, AAAI, Section 5): one
+    play-out from ``node`` to the end of the deal, both players sampling their current
+    strategies (chance is the deal's). Returns the RNG state, the traverser's payoff (an
+    unbiased estimate of the node's value under sigma) and the nodes visited."""
+    nodes = 0
+    while True:
+        nodes += 1
+        kd = t.kind[node]
+        if kd == CHANCE:
+            node = t.child[node]
+            continue
+        if kd != DECISION:
+            return state, _terminal_value(t, node, trav, res0), nodes
+        n = t.n_child[node]
+        o = lay.offset[node] + sc.bk[t.player[node], t.street[node]] * lay.row_stride[node]
+        total, best, _ = _regret_match(regrets, o, n, 0, 0.0)
+        state, u = _uniform(state)
+        node = t.child[node] + _pick(regrets, o, n, sc.sig, 0, u, 0, 0, 0.0, 0, best, total)
+
+
+@njit(cache=True, inline="always")
+def _as_sample(
+    t: KTree, lay: KLayout, g: KConfig, sc: KScratch, regrets: np.ndarray, avg: np.ndarray,
+    o: int, node: int, n: int, dep: int, trav: int, res0: float, state: np.uint64,
+) -> tuple:  # fmt: skip
+    """Average strategy sampling at a traverser node (Gibson, Burch, Lanctot & Szafron
+    2012, NIPS, Algorithm 1): action a is explored with probability
+    rho(a) = min(1, max(eps, (beta + tau s(a)) / (beta + sum_b s(b)))), s the traverser's
+    cumulative average strategy at the row ``o``, each action on its own draw.
+
+    Until its value comes back, an explored action's ``sc.vals[dep, a]`` holds rho(a),
+    which the value is then divided by (not with probing). An action left out is worth 0,
+    or with ``g.probe`` the value of a probe (:func:`_probe`): an unbiased estimate of the
+    action's value either way. A node's regrets are reached only through its ancestors'
+    draws, so its update is divided by q(h), the product of rho along the traverser's
+    path (the paper's q; :func:`_ascend`). Returns the RNG state, the first explored
+    action (``n``: none), the frame flags (bit 2: a sampled set; bit 8 + a: action a left
+    out) and the nodes the probes visited."""
+    total = 0.0
+    for a in range(n):
+        total += avg[o + a]
+    denom = g.as_beta + total
+    flags = 4
+    first = n
+    nodes = 0
+    for a in range(n):
+        rho = min(1.0, max(g.as_epsilon, (g.as_beta + g.as_tau * avg[o + a]) / denom))
+        u = 0.0
+        if rho < 1.0:  # a sure exploration draws nothing (eps = 1 is external sampling)
+            state, u = _uniform(state)
+        if u < rho:
+            sc.vals[dep, a] = rho
+            if first == n:
+                first = a
+        else:
+            flags |= 1 << (8 + a)
+            v = 0.0
+            if g.probe:
+                state, v, k = _probe(t, lay, sc, regrets, t.child[node] + a, trav, res0, state)
+                nodes += k
+            sc.vals[dep, a] = v
+    return state, first, flags, nodes
+
+
+@njit(cache=True, inline="always")
+def _update_row(
+    regrets: np.ndarray, o: int, n: int, sig: np.ndarray, vals: np.ndarray, f: int, w: float,
+    floor: int, floor_at: float,
+) -> float:  # fmt: skip
+    """c = sum_a sigma(a) v(a) over frame ``f``'s action values, regrets += w (v(a) - c)
+    (floored at ``floor_at`` with ``floor``); returns c."""
+    cv = 0.0
+    for a in range(n):
+        cv += sig[f, a] * vals[f, a]
+    for a in range(n):
+        regrets[o + a] += w * (vals[f, a] - cv)
+        if floor and regrets[o + a] < floor_at:
+            regrets[o + a] = floor_at
+    return cv
+
+
+@njit(cache=True, inline="always")
 def _back_up_outcome(
     t: KTree, lay: KLayout, sc: KScratch, regrets: np.ndarray, dep: int, trav: int, ret: float,
-    samp: float, floor: int, floor_at: float,
+    samp: float, floor: int, floor_at: float, probe: int,
 ) -> None:  # fmt: skip
     """Outcome sampling's regret updates up the trajectory of ``dep`` frames that ended
     with the traverser winning ``ret`` (``samp``: its sampling probability q(z)): at each
     traverser node with sampled action a, W = u(z) pi_{-i}(z[I]) / q(z),
-    v(I, a) = W pi(z[Ia], z), v(I) = sigma(a) v(I, a) and r(I, b) += [b = a] v(I, a) - v(I)."""
+    v(I, a) = W pi(z[Ia], z), v(I) = sigma(a) v(I, a) and r(I, b) += [b = a] v(I, a) - v(I).
+
+    With ``probe`` (Gibson et al. 2012, AAAI, Section 5) every other action b holds a
+    probe's payoff in ``sc.vals[j, b]``: x(a) is the estimate from below, x(b) the probe,
+    the node's estimate c = sum_b sigma(b) x(b) goes up in place of x, unweighted (each
+    x is unbiased for its child), and r(I, b) += (x(b) - c) pi_{-i}(h) / q(h), q(h) the
+    prefix's sampling probability (``sc.rho[j, 0]``)."""
     frames = sc.frames
     sig = sc.sig
+    if probe:
+        x = ret
+        for j in range(dep - 1, -1, -1):
+            pnode = frames[j, 0]
+            if t.player[pnode] != trav:
+                continue  # the opponent samples on-policy: x stays unbiased
+            n = t.n_child[pnode]
+            o = lay.offset[pnode] + sc.bk[trav, t.street[pnode]] * lay.row_stride[pnode]
+            sc.vals[j, frames[j, 1]] = x
+            x = _update_row(regrets, o, n, sig, sc.vals, j, sc.reach[j] / sc.rho[j, 0], floor, floor_at)
+        return
     tail = 1.0
     for j in range(dep - 1, -1, -1):
         pnode = frames[j, 0]
@@ -639,7 +753,7 @@ def _first_explored(t: KTree, regrets: np.ndarray, o: int, node: int, pos: int, 
 @njit(cache=True, inline="always")
 def _ascend(
     t: KTree, lay: KLayout, g: KConfig, sc: KScratch, regrets: np.ndarray, dep: int, trav: int,
-    ret: float, importance: int, floor: int, prune: int,
+    ret: float, importance: int, floor: int, prune: int, sampled_sets: bool,
 ) -> tuple:  # fmt: skip
     """Hand the value ``ret`` to the deepest branching frame and finish the frames whose
     actions are all evaluated: c = sum_a sigma(a) v(a), regrets += v(a) - c (times 1/q
@@ -647,7 +761,13 @@ def _ascend(
     evaluate, the depth, True), or (0, 0, False) once the walk is done.
 
     ``prune``: a frame whose bit 1 of ``frames[f, 2]`` is set skips the actions MCCFR-P
-    prunes (:func:`_pruned`); they take no part in c and get no update."""
+    prunes (:func:`_pruned`); they take no part in c and get no update.
+
+    ``sampled_sets``: a frame whose bit 2 is set explores the set average strategy
+    sampling drew (:func:`_as_sample`): a value coming back is divided by the rho its
+    slot held (not with probing), the actions left out (bit 8 + a) keep the value they
+    were given, and the regret update is divided by the frame's q(h) (``rho[f, 0]``; the
+    live row's ``rho[live, 0]`` is that of the node being walked)."""
     frames = sc.frames
     vals = sc.vals
     sig = sc.sig
@@ -657,9 +777,17 @@ def _ascend(
         f = dep - 1
         pnode = frames[f, 0]
         pos = frames[f, 1]
-        vals[f, pos] = ret
-        pos += 1
         n = t.n_child[pnode]
+        if sampled_sets and frames[f, 2] & 4:
+            vals[f, pos] = ret if g.probe else ret / vals[f, pos]
+            pos += 1
+            while pos < n and (frames[f, 2] >> (8 + pos)) & 1:
+                pos += 1
+            if pos < n:  # q(h) of the next child: this node's times its rho
+                rho[live, 0] = rho[f, 0] * vals[f, pos]
+        else:
+            vals[f, pos] = ret
+            pos += 1
         if prune and frames[f, 2] & 2:
             o = lay.offset[pnode] + sc.bk[trav, t.street[pnode]] * lay.row_stride[pnode]
             pos = _first_explored(t, regrets, o, pnode, pos, g.prune_at, sc.bk.shape[1] - 1, vals, f)
@@ -676,6 +804,8 @@ def _ascend(
         w = 1.0
         if importance:
             w = 1.0 / _sample_prob(g.q_mask, g.q_freq, rho, f, st, frames[f, 2] & 1)
+        elif sampled_sets and frames[f, 2] & 4:
+            w = 1.0 / rho[f, 0]
         floor_at = g.floor_at
         cv = 0.0
         if prune and frames[f, 2] & 2:  # skipped actions (NaN) take no part
@@ -686,12 +816,7 @@ def _ascend(
                 if not np.isnan(vals[f, a]):
                     regrets[o + a] = max(regrets[o + a] + w * (vals[f, a] - cv), floor_at)
         else:
-            for a in range(n):
-                cv += sig[f, a] * vals[f, a]
-            for a in range(n):
-                regrets[o + a] += w * (vals[f, a] - cv)
-                if floor and regrets[o + a] < floor_at:
-                    regrets[o + a] = floor_at
+            cv = _update_row(regrets, o, n, sig, vals, f, w, floor, floor_at)
         ret = cv
         dep = f
     return 0, 0, False
@@ -746,17 +871,23 @@ def _walk(
         close_at = 0.0
         pure = 0
         prune = 0
+        sampled_sets = False
+        probe = 0
     else:
         algo = g.algo
         importance = g.importance
         close_at = g.close
         pure = g.pure
+        sampled_sets = g.as_epsilon > 0.0
+        probe = g.probe
     eps = g.epsilon
     full = mask == g.all_mask
     live = rho.shape[0] - 1
     if importance:
         for s in range(rho.shape[1]):
             rho[live, s] = 1.0
+    if sampled_sets:
+        rho[live, 0] = 1.0
     nodes = 0
     dep = 0
     node = 0
@@ -790,9 +921,25 @@ def _walk(
                         flags |= 2
                     else:  # every action would be skipped: explore them all
                         first = 0
+                if sampled_sets:
+                    state, first, flags, k = _as_sample(t, lay, g, sc, regrets, avg, o, node, n, dep, trav, res0, state)
+                    flags |= close
+                    nodes += k
+                    if first == n:  # nothing explored: the node's values are all set
+                        w = 1.0 / rho[live, 0]
+                        ret = _update_row(regrets, o, n, sig, sc.vals, dep, w, g.floor, g.floor_at)
+                        node, dep, more = _ascend(
+                            t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune, sampled_sets
+                        )
+                        if not more:
+                            break
+                        continue
                 frames[dep, 0] = node
                 frames[dep, 1] = first
                 frames[dep, 2] = flags
+                if sampled_sets:
+                    rho[dep, 0] = rho[live, 0]
+                    rho[live, 0] *= sc.vals[dep, first]
                 if importance:
                     for s in range(rho.shape[1]):
                         rho[dep, s] = rho[live, s]
@@ -826,6 +973,13 @@ def _walk(
                             avg[o + b] += w
             else:
                 if mine:
+                    if probe:  # the other actions' probes, and the prefix's q(h)
+                        rho[dep, 0] = samp
+                        for b in range(n):
+                            if b != a:
+                                state, v, k = _probe(t, lay, sc, regrets, t.child[node] + b, trav, res0, state)
+                                sc.vals[dep, b] = v
+                                nodes += k
                     samp *= eps / n + (1.0 - eps) * sig[dep, a]
                     sc.reach[dep] = opp
                 else:
@@ -839,17 +993,11 @@ def _walk(
                 dep += 1
             node = t.child[node] + a
             continue
-        # Terminal: the traverser's chips won, net of its own stake.
-        spent = t.spent
-        if kd == FOLD:
-            folder = player[node]
-            ret = -float(spent[node, trav]) if folder == trav else float(spent[node, folder])
-        else:
-            ret = float(min(spent[node, 0], spent[node, 1])) * (res0 if trav == 0 else -res0)
+        ret = _terminal_value(t, node, trav, res0)
         if algo == ALG_OUTCOME:
-            _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor, g.floor_at)
+            _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor, g.floor_at, probe)
             break
-        node, dep, more = _ascend(t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune)
+        node, dep, more = _ascend(t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune, sampled_sets)
         if not more:
             break
     return state, nodes

@@ -3,7 +3,7 @@
 :func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
 (:mod:`solver.training.history_cfr`), or Linear CFR, or chance or public chance sampling
 (:mod:`solver.training.chance_sampling`), which keep vector CFR's tables;
-:func:`make_training_solver` any of :data:`ALGORITHMS`, adding external and outcome sampling (:mod:`solver.training.mccfr`) and Targeted CFR
+:func:`make_training_solver` any of :data:`ALGORITHMS`, adding external, outcome and average strategy sampling (:mod:`solver.training.mccfr`) and Targeted CFR
 (:mod:`solver.training.tcfr`), which take their shared options as one
 :class:`~solver.training.sampled.SamplingOptions`; :func:`warm_up` compiles the kernels of
 one by name, and :func:`solve` runs CFR or CFR+ on a game with the training loop of
@@ -25,7 +25,7 @@ from .cfr import CFRPlusSolver, CFRSolver, LinearCFRSolver
 from .chance_sampling import ChanceSamplingSolver, PublicChanceSamplingSolver
 from ..chance import BucketFn, StrengthFn
 from .history_cfr import HistoryCFRSolver
-from .mccfr import ExternalSamplingSolver, OutcomeSamplingSolver
+from .mccfr import AverageStrategySamplingSolver, ExternalSamplingSolver, OutcomeSamplingSolver
 from ..problem import Problem, make_problem
 from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy import Strategy
@@ -136,13 +136,14 @@ def solve(
 
 
 #: The algorithms :func:`make_training_solver` builds, by name.
-ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr")
 #: Those whose tables are vector CFR's (:func:`make_solver`).
 VECTOR_ALGORITHMS = tuple(a.value for a in _VECTOR)
 #: The sampled ones, which take :class:`~solver.training.sampled.SamplingOptions`.
 _SAMPLED: dict[str, Callable[..., SampledCFRSolver]] = {
     "es": ExternalSamplingSolver,
     "os": OutcomeSamplingSolver,
+    "as": AverageStrategySamplingSolver,
     "tcfr": TargetedCFRSolver,
 }
 
@@ -152,9 +153,10 @@ def make_training_solver(
 ) -> Any:
     """The solver of ``algorithm`` (one of :data:`ALGORITHMS`) over ``problem``.
 
-    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of 'es', 'os' and
-    'tcfr' (None: the defaults); the vector ones (:data:`VECTOR_ALGORITHMS`) take none.
-    ``options`` are the algorithm's own and go to its constructor: ``epsilon`` for 'os';
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of 'es', 'os', 'as'
+    and 'tcfr' (None: the defaults); the vector ones (:data:`VECTOR_ALGORITHMS`) take none.
+    ``options`` are the algorithm's own and go to its constructor: ``epsilon`` and
+    ``probe`` for 'os'; ``epsilon``, ``beta``, ``tau`` and ``probe`` for 'as';
     ``targeting``, ``importance``, ``close_threshold``, ``pure`` for 'tcfr'; ``delay``,
     ``form`` and ``seed`` for the vector ones (:func:`make_solver`). An option the
     algorithm does not take is an error.

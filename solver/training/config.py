@@ -125,10 +125,10 @@ class AlgorithmConfig:
     ``regret_floor`` and the discount (``discount``: 'linear' or 'dcfr', after every
     ``discount_every`` iterations up to ``discount_until``, DCFR's ``dcfr_alpha``,
     ``dcfr_beta``, ``dcfr_gamma``: :class:`~solver.training.schedules.Discounting`)
-    for es/os/tcfr; pruning for es/tcfr (``prune_threshold`` turns it on, with
+    for es/os/as/tcfr; pruning for es/tcfr (``prune_threshold`` turns it on, with
     ``prune_after``, ``prune_share`` and ``prune_floor``:
-    :class:`~solver.training.schedules.Pruning`); ``epsilon`` for os (None: the solver's
-    default); ``targeting``, ``importance``, ``close_threshold`` (None: 0) and ``pure``
+    :class:`~solver.training.schedules.Pruning`); ``epsilon`` for os and as (None: the
+    solver's default), ``probe`` for os and as, ``as_beta`` and ``as_tau`` for as; ``targeting``, ``importance``, ``close_threshold`` (None: 0) and ``pure``
     for tcfr. An option set for an algorithm that does not take it is an error. Their
     values are checked by the solvers (:mod:`solver.training.mccfr`,
     :mod:`solver.training.tcfr`) and the schedules."""
@@ -152,6 +152,9 @@ class AlgorithmConfig:
     prune_after: int | None = None
     prune_share: float | None = None
     prune_floor: float | None = None
+    probe: bool = False
+    as_beta: float | None = None
+    as_tau: float | None = None
 
     def __post_init__(self) -> None:
         _choice("--algo", self.name, ALGORITHMS)
@@ -161,13 +164,16 @@ class AlgorithmConfig:
         _choice("--averaging", self.averaging, AVERAGING)
         _set(self, "epsilon", _number("--epsilon", self.epsilon))
         _set(self, "close_threshold", _number("--close-threshold", self.close_threshold))
-        for flag in ("regret_floor", "importance", "pure"):
+        for flag in ("regret_floor", "importance", "pure", "probe"):
             _set(self, flag, bool(getattr(self, flag)))
         if self.discount is not None:
             _choice("--discount", self.discount, DISCOUNTS)
         for name in ("discount_every", "discount_until", "prune_after"):
             _set(self, name, _whole("--" + name.replace("_", "-"), getattr(self, name)))
-        for name in ("dcfr_alpha", "dcfr_beta", "dcfr_gamma", "prune_threshold", "prune_share", "prune_floor"):
+        for name in (
+            "dcfr_alpha", "dcfr_beta", "dcfr_gamma", "prune_threshold", "prune_share", "prune_floor",
+            "as_beta", "as_tau",
+        ):  # fmt: skip
             _set(self, name, _number("--" + name.replace("_", "-"), getattr(self, name)))
         discounted = self.discount is not None
         dcfr = self.discount == "dcfr"
@@ -198,7 +204,10 @@ class AlgorithmConfig:
             raise ConfigError(f"--prune-threshold: {exc}") from None
         self.check_applies(
             {
-                "--epsilon": (self.epsilon is not None, ("os",)),
+                "--epsilon": (self.epsilon is not None, ("os", "as")),
+                "--probe": (self.probe, ("os", "as")),
+                "--as-beta": (self.as_beta is not None, ("as",)),
+                "--as-tau": (self.as_tau is not None, ("as",)),
                 "--targeting": (self.targeting is not None, ("tcfr",)),
                 "--importance": (self.importance, ("tcfr",)),
                 "--close-threshold": (self.close_threshold is not None, ("tcfr",)),
@@ -213,7 +222,7 @@ class AlgorithmConfig:
 
     @property
     def sampled(self) -> bool:
-        """Whether the algorithm samples (es, os, tcfr)."""
+        """Whether the algorithm samples (es, os, as, tcfr)."""
         return self.name in SAMPLED
 
     def discounting(self) -> Discounting | None:
@@ -291,7 +300,7 @@ class TrainingConfig:
     strategy file to write (None: none is written); ``metrics``: a JSON Lines file to
     append progress to; ``dtype``: :data:`DTYPES`; ``precision``: :data:`PRECISIONS`;
     ``unaveraged``: what the written strategy plays in an information set whose average
-    was never updated (es/os/tcfr; :data:`FALLBACKS`, see
+    was never updated (es/os/as/tcfr; :data:`FALLBACKS`, see
     :meth:`~solver.training.sampled.SampledCFRSolver.average_policy`).
 
     ``recipe`` is recorded in the strategy file as the command that rebuilds it (None:
@@ -343,7 +352,7 @@ class TrainingConfig:
 
     @property
     def sampled(self) -> bool:
-        """Whether the algorithm samples (es, os, tcfr)."""
+        """Whether the algorithm samples (es, os, as, tcfr)."""
         return self.algorithm.sampled
 
     @property
@@ -402,8 +411,10 @@ class TrainingConfig:
             if a.name in DRAWS_CHANCE:
                 options["seed"] = self.seed
             return options
-        if a.name == "os":
-            return {} if a.epsilon is None else {"epsilon": a.epsilon}
+        if a.name in ("os", "as"):
+            given = {"epsilon": a.epsilon, "beta": a.as_beta, "tau": a.as_tau}
+            options = {k: v for k, v in given.items() if v is not None}
+            return {**options, "probe": True} if a.probe else options
         if a.name == "tcfr":
             return {
                 "targeting": a.targeting,
@@ -431,6 +442,8 @@ class TrainingConfig:
             ("--averaging", a.averaging, "uniform"),
             ("--form", a.form, "vector"),
             ("--epsilon", a.epsilon, None),
+            ("--as-beta", a.as_beta, None),
+            ("--as-tau", a.as_tau, None),
             ("--targeting", a.targeting, None),
             ("--close-threshold", a.close_threshold, None),
             ("--discount", a.discount, None),
@@ -457,6 +470,7 @@ class TrainingConfig:
             ("--regret-floor", a.regret_floor),
             ("--importance", a.importance),
             ("--pure", a.pure),
+            ("--probe", a.probe),
             ("--final-eval", e.final),
         ):
             if on:

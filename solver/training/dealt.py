@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: The algorithms that can train without a chance layer.
-SAMPLED_ALGORITHMS = ("es", "os", "tcfr")
+SAMPLED_ALGORITHMS = ("es", "os", "as", "tcfr")
 
 
 def build_cards(game: Game, abstraction: CardAbstraction | None = None) -> KCards:

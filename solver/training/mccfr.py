@@ -24,6 +24,21 @@ minimization"). *Outcome sampling* (:class:`OutcomeSamplingSolver`): one traject
 traverser samples epsilon-on-policy and the opponent's average sums get
 pi_{-i} sigma(I) / q (stochastically weighted averaging, same Section 3).
 
+*Average strategy sampling* (:class:`AverageStrategySamplingSolver`; Gibson, Burch,
+Lanctot and Szafron 2012, "Efficient Monte Carlo counterfactual regret minimization in
+games with many player actions", NIPS, Algorithm 1): external sampling at the opponent's
+and chance's nodes, while at the traverser's each action a is explored on its own draw
+with probability rho(a) = max(eps, (beta + tau s(I, a)) / (beta + sum_b s(I, b))) (capped
+at 1), s the traverser's cumulative average strategy, and its value divided by rho(a);
+an action left out is worth 0. Defaults are the paper's no-limit settings: eps = 0.05,
+tau = 1000, beta = 10^6.
+
+*Probing* (``probe``; Gibson, Lanctot, Burch, Szafron and Bowling 2012, AAAI, Section 5),
+for outcome sampling and average strategy sampling: an action the scheme leaves out at a
+traverser's node gets the payoff of one play-out of the current strategy from it (a
+probe) instead of 0, and the explored ones are then not divided by their sampling
+probability, so the estimate stays unbiased with less variance.
+
 This module holds the two schemes, each a kernel configuration of the sampled core
 (:mod:`solver.training.sampled`: deal tables, regret and average tables, RNG streams, Hogwild
 threads), which Targeted CFR (:mod:`solver.training.tcfr`) extends too; the traversals are in
@@ -38,7 +53,7 @@ from . import _sampling_kernels as SK
 from ..problem import Problem
 from .sampled import SampledCFRSolver, SamplingOptions, make_config
 
-__all__ = ["ExternalSamplingSolver", "OutcomeSamplingSolver"]
+__all__ = ["AverageStrategySamplingSolver", "ExternalSamplingSolver", "OutcomeSamplingSolver"]
 
 
 class ExternalSamplingSolver(SampledCFRSolver):
@@ -57,18 +72,74 @@ class OutcomeSamplingSolver(SampledCFRSolver):
     exploration of the traverser's actions and stochastically weighted averaging.
 
     ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of the run;
-    ``epsilon``: the exploration, in (0, 1]."""
+    ``epsilon``: the exploration, in (0, 1]; ``probe``: probe the actions not sampled."""
 
     algorithm = "os"
 
     def __init__(
-        self, problem: Problem, sampling: SamplingOptions | None = None, *, epsilon: float = 0.6
+        self,
+        problem: Problem,
+        sampling: SamplingOptions | None = None,
+        *,
+        epsilon: float = 0.6,
+        probe: bool = False,
     ) -> None:
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
         self.epsilon = float(epsilon)
-        config = make_config(SK.ALG_OUTCOME, problem.tree.n_streets, epsilon=epsilon)
+        self.probe = bool(probe)
+        config = make_config(SK.ALG_OUTCOME, problem.tree.n_streets, epsilon=epsilon, probe=probe)
         super().__init__(problem, config, sampling)
 
     def options(self) -> dict[str, Any]:
-        return {**super().options(), "epsilon": self.epsilon}
+        out = {**super().options(), "epsilon": self.epsilon}
+        if self.probe:  # recorded only when set: older checkpoints read the same
+            out["probe"] = True
+        return out
+
+
+#: Average strategy sampling's defaults (Gibson et al. 2012, NIPS, Section 5, no-limit).
+AS_EPSILON, AS_BETA, AS_TAU = 0.05, 1e6, 1e3
+
+
+class AverageStrategySamplingSolver(SampledCFRSolver):
+    """Average strategy sampling MCCFR (Gibson et al. 2012, NIPS), optionally probing.
+
+    ``sampling``: the :class:`~solver.training.sampled.SamplingOptions` of the run
+    (pruning is refused: the scheme picks the explored actions itself); ``epsilon``,
+    ``beta``, ``tau``: the exploration floor in (0, 1], beta >= 0 and tau >= 0;
+    ``probe``: probe the actions left out."""
+
+    algorithm = "as"
+
+    def __init__(
+        self,
+        problem: Problem,
+        sampling: SamplingOptions | None = None,
+        *,
+        epsilon: float = AS_EPSILON,
+        beta: float = AS_BETA,
+        tau: float = AS_TAU,
+        probe: bool = False,
+    ) -> None:
+        if not 0.0 < epsilon <= 1.0:
+            raise ValueError(f"exploration epsilon {epsilon} must be in (0, 1]")
+        if beta < 0.0 or tau < 0.0 or beta + tau == 0.0:
+            raise ValueError(f"beta {beta} and tau {tau} must not be negative, nor both 0")
+        self.epsilon, self.beta, self.tau = float(epsilon), float(beta), float(tau)
+        self.probe = bool(probe)
+        config = make_config(
+            SK.ALG_TARGETED,
+            problem.tree.n_streets,
+            as_epsilon=epsilon,
+            as_beta=beta,
+            as_tau=tau,
+            probe=probe,
+        )
+        super().__init__(problem, config, sampling)
+
+    def options(self) -> dict[str, Any]:
+        out = {**super().options(), "epsilon": self.epsilon, "beta": self.beta, "tau": self.tau}
+        if self.probe:
+            out["probe"] = True
+        return out

@@ -5,7 +5,7 @@ part, without building the chance layer or reading a bucket table:
 
 * **regrets** and **average**: one table each of ``table_offsets(tree, counts)[1]``
   entries (:func:`solver.tree.table_offsets`), ``dtype`` bytes per entry for the sampled
-  algorithms (es, os, tcfr), float64 for vector CFR/CFR+, which also keeps the
+  algorithms (es, os, as, tcfr), float64 for vector CFR/CFR+, which also keeps the
   **current strategy** (a third table).
 * **bucket tables**: a card abstraction's ``streetN.table.npy`` files (and history pair
   maps). They are memory-mapped, so only the pages a run touches are resident; they are
@@ -52,9 +52,9 @@ __all__ = [
 ]
 
 #: Every training algorithm (as :data:`solver.training.algorithms.ALGORITHMS`, without its imports).
-ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr")
 #: The sampled algorithms: tables of ``dtype``, cards dealt as they go.
-SAMPLED = ("es", "os", "tcfr")
+SAMPLED = ("es", "os", "as", "tcfr")
 DTYPES = {"float32": 4, "float64": 8}
 
 _GIB = 1 << 30
@@ -446,7 +446,7 @@ def _advice(est: MemoryEstimate, part: str) -> str:
     """What to change when ``part`` (a label of :data:`PARTS`) is the biggest."""
     if part == "chance layer":
         return (
-            "train with a sampled algorithm (es, os, tcfr), which deals cards instead of "
+            "train with a sampled algorithm (es, os, as, tcfr), which deals cards instead of "
             "listing every board and hand"
         )
     if part == "bucket tables":
@@ -464,7 +464,7 @@ def _advice(est: MemoryEstimate, part: str) -> str:
         else "fewer buckets"
     )
     if est.algorithm not in SAMPLED:
-        last = "or a sampled algorithm (es, os, tcfr) with float32 tables"
+        last = "or a sampled algorithm (es, os, as, tcfr) with float32 tables"
     elif est.dtype == "float64":
         last = "or float32 tables (--dtype float32)"
     else:

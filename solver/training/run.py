@@ -274,7 +274,7 @@ class _Prepared:
     abstraction: CardAbstraction | None
     tree: Tree  # the betting tree, as the problem will build it
     resumed: Checkpoint | None
-    sampling: Any  # the SamplingOptions of es/os/tcfr, None for cfr/cfr+
+    sampling: Any  # the SamplingOptions of es/os/as/tcfr, None for cfr/cfr+
     estimate: MemoryEstimate
     started: float  # time.perf_counter() when the run started
 

@@ -420,6 +420,10 @@ def make_config(
     importance: bool = False,
     close: float = 0.0,
     pure: bool = False,
+    as_epsilon: float = 0.0,
+    as_beta: float = 0.0,
+    as_tau: float = 0.0,
+    probe: bool = False,
 ) -> SK.KConfig:
     """The kernel configuration of a scheme; without targeting arrays every street is
     always targeted (external sampling). Types are fixed here so the kernels compile
@@ -451,6 +455,10 @@ def make_config(
         prune_from=NEVER,  # the solver sets pruning from its options
         prune_share=0.0,
         prune_at=0.0,
+        as_epsilon=float(as_epsilon),
+        as_beta=float(as_beta),
+        as_tau=float(as_tau),
+        probe=int(bool(probe)),
     )
 
 
@@ -486,7 +494,7 @@ class SampledCFRSolver:
             prefetch = SK.PF_DEAL | (SK.PF_BLOCKS if bucket else SK.PF_CHILDREN)
         linear = sampling.averaging is Averaging.LINEAR
         pruning = sampling.pruning
-        if pruning is not None and config.algo != SK.ALG_TARGETED:
+        if pruning is not None and (config.algo != SK.ALG_TARGETED or config.as_epsilon > 0.0):
             raise ValueError("pruning skips actions the traverser explores: es and tcfr only")
         self.config = config._replace(
             averaging=SK.AVG_LINEAR if linear else SK.AVG_UNIFORM,
@@ -501,6 +509,7 @@ class SampledCFRSolver:
         # The kernel's plain variant where the configuration allows it (see its docstring).
         plain = config.algo == SK.ALG_TARGETED and not (config.importance or config.pure)
         plain = plain and pruning is None  # (pruning runs in the general variant)
+        plain = plain and config.as_epsilon == 0.0 and not config.probe  # (so do these)
         self._general: int | None = None if plain and config.close == 0.0 else 1
         self.iterations = 0
         self.nodes = 0
