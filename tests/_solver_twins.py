@@ -274,3 +274,16 @@ def random_policy(problem, rng: np.random.Generator) -> np.ndarray:
             o = problem.entry(int(n), b, 0)
             pol[o : o + k] = rng.dirichlet(np.ones(k))
     return pol
+
+
+def player_entries(problem, player: int) -> np.ndarray:
+    """A mask of the table entries (vector CFR's layout) of ``player``'s information sets
+    (decision nodes are those with a table offset)."""
+    mask = np.zeros(problem.size, dtype=bool)
+    t = problem.tree
+    for node in range(len(t.kind)):
+        if problem.offset[node] >= 0 and t.player[node] == player:
+            o = int(problem.offset[node])
+            size = int(problem.chance.n_buckets[t.street[node]]) * int(t.n_child[node])
+            mask[o : o + size] = True
+    return mask

@@ -41,19 +41,7 @@ from solver.training.config import (
 from solver.training.run import run_training
 from solver.training.vector_cfr import VectorCFRSolver
 
-from ._solver_twins import TWO_CARD_LEDUC
-
-
-def _player_entries(problem, player: int) -> np.ndarray:
-    """A mask of the table entries of ``player``'s information sets."""
-    mask = np.zeros(problem.size, dtype=bool)
-    t = problem.tree
-    for node in range(len(t.kind)):
-        if t.kind[node] == K.DECISION and t.player[node] == player:
-            o = int(problem.offset[node])
-            size = int(problem.chance.n_buckets[t.street[node]]) * int(t.n_child[node])
-            mask[o : o + size] = True
-    return mask
+from ._solver_twins import TWO_CARD_LEDUC, player_entries
 
 
 def _uniform_value(problem) -> float:
@@ -81,7 +69,7 @@ def test_public_chance_sampling_averages_to_cfr_over_every_board(game):
     p = make_problem(TWO_CARD_LEDUC if game == "two-card leduc" else game)
     cfr = CFRSolver(p)
     cfr.iterate(1)
-    first = _player_entries(p, 0)  # player 1's walk meets player 0's update: compare 0's
+    first = player_entries(p, 0)  # player 1's walk meets player 0's update: compare 0's
     boards = int(p.chance.kernel.bs_n_child[p.chance.kernel.root_states[0]])
     assert boards == 6
     total = np.zeros(p.size)
@@ -105,7 +93,7 @@ def test_chance_sampling_averages_to_cfr_over_every_deal(game, hands, others):
     p = make_problem(TWO_CARD_LEDUC if game == "two-card leduc" else game)
     cfr = CFRSolver(p)
     cfr.iterate(1)
-    first = _player_entries(p, 0)
+    first = player_entries(p, 0)
     total = np.zeros(p.size)
     deals = 0
     for board, h0, h1 in product(range(6), range(hands), range(others)):

@@ -22,20 +22,12 @@ from solver.training.algorithms import make_training_solver
 from solver.training.mccfr import AverageStrategySamplingSolver, ExternalSamplingSolver
 from solver.training.sampled import SamplingOptions as SO
 
+from ._solver_twins import player_entries
+
 
 @pytest.fixture(scope="module")
 def leduc():
     return make_problem("leduc.limit.2p")
-
-
-def _player_entries(problem, player: int) -> np.ndarray:
-    mask = np.zeros(problem.size, dtype=bool)
-    t = problem.tree
-    for node in range(len(t.kind)):
-        if t.kind[node] == K.DECISION and t.player[node] == player:
-            o = int(problem.offset[node])
-            mask[o : o + int(problem.chance.n_buckets[t.street[node]]) * int(t.n_child[node])] = True
-    return mask
 
 
 def _pure_tables(problem, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,7 +53,7 @@ def _first_update(problem, solver, regrets, avg) -> np.ndarray:
     solver.layout.from_canonical(regrets, solver.regrets)
     solver.layout.from_canonical(avg, solver.avg_sums)
     solver.iterate(1)
-    return (solver.layout.to_canonical(solver.regrets) - regrets)[_player_entries(problem, 0)]
+    return (solver.layout.to_canonical(solver.regrets) - regrets)[player_entries(problem, 0)]
 
 
 AS = {"beta": 1.0, "tau": 1.0, "epsilon": 0.05}  # small beta: the average decides rho
@@ -83,7 +75,7 @@ def test_probing_under_a_pure_strategy_gives_the_first_nodes_exact_update(leduc,
     row = slice(root, root + int(leduc.chance.n_buckets[0]) * int(leduc.tree.n_child[0]))
     first = np.zeros(leduc.size, dtype=bool)
     first[row] = True
-    first = first[_player_entries(leduc, 0)]
+    first = first[player_entries(leduc, 0)]
     exact = _first_update(leduc, ExternalSamplingSolver(leduc, SO(seed=seed, dtype="float64")), regrets, avg)
     probed = AverageStrategySamplingSolver(leduc, SO(seed=seed, dtype="float64"), probe=True, **AS)
     got = _first_update(leduc, probed, regrets, avg)

@@ -58,6 +58,9 @@ def _config(algo: str = "es", **kw) -> TrainingConfig:
         (lambda: AlgorithmConfig("es", discount="dcfr", discount_every=0), "--discount: discount interval 0"),
         (lambda: AlgorithmConfig("cfr+", discount="linear"), "--discount applies to --algo es / os / as / tcfr"),
         (lambda: AlgorithmConfig("os", prune_threshold=-5.0), "--prune-threshold applies to --algo es / tcfr"),
+        (lambda: AlgorithmConfig("as", prune_threshold=-5.0), "--prune-threshold applies to --algo es / tcfr, not as"),
+        (lambda: AlgorithmConfig("es", probe=True), "--probe applies to --algo os / as, not es"),
+        (lambda: AlgorithmConfig("os", as_beta=1.0), "--as-beta applies to --algo as, not os"),
         (lambda: AlgorithmConfig("es", prune_share=0.5), "--prune-share needs --prune-threshold"),
         (lambda: AlgorithmConfig("es", prune_threshold=3.0), "--prune-threshold: pruning threshold 3"),
         (lambda: AlgorithmConfig("es", prune_threshold=-3.0, regret_floor=True), "cannot run with --regret-floor"),
@@ -227,8 +230,14 @@ def _same_tables(a, b) -> None:
 
 @pytest.mark.parametrize(
     "algo,options",
-    [("es", {}), ("tcfr", {}), ("es", {"discount": "dcfr", "discount_every": 7_000, "prune_threshold": -50.0})],
-    ids=["es", "tcfr", "es-discounted-pruned"],
+    [
+        ("es", {}),
+        ("tcfr", {}),
+        ("es", {"discount": "dcfr", "discount_every": 7_000, "prune_threshold": -50.0}),
+        ("as", {"probe": True, "as_beta": 1.0, "as_tau": 1.0}),
+        ("os", {"probe": True}),
+    ],
+    ids=["es", "tcfr", "es-discounted-pruned", "as-probe", "os-probe"],
 )
 def test_stopped_and_resumed_through_the_library_is_the_run_never_stopped(tmp_path, algo, options):
     def config(folder: Path) -> TrainingConfig:
