@@ -627,9 +627,10 @@ def _cs_walk(
     vals: np.ndarray,
     reach: np.ndarray,
     frames: np.ndarray,
-) -> float:
+) -> tuple[float, int]:
     """One walk of the betting tree over one deal, every action of both players
-    followed; returns the traverser's expected payoff under the current strategy.
+    followed; returns the traverser's expected payoff under the current strategy and
+    the nodes visited.
 
     ``bk[p, s]``: player p's bucket on street s; ``result``: +1 if player 0 wins the
     showdown, -1 if player 1 does, 0 for a split. Frame d: ``frames[d]`` = (node, last
@@ -645,9 +646,12 @@ def _cs_walk(
     reach[0, 1] = 1.0
     d = 0
     ret = 0.0
+    nodes = 0
     while True:
         node = frames[d, 0]
         kind = t.kind[node]
+        if frames[d, 1] < 0:
+            nodes += 1
         if kind == FOLD:
             folder = t.player[node]
             ret = -float(t.spent[node, trav]) if folder == trav else float(t.spent[node, folder])
@@ -703,7 +707,7 @@ def _cs_walk(
                         avg[o + a] += w * sig[d, a]
             ret = u
         if d == 0:
-            return ret
+            return ret, nodes
         d -= 1
 
 
@@ -723,15 +727,17 @@ def cs_iterations(
     done: int,
     averaging: int,
     delay: int,
-) -> None:
+) -> int:
     """Chance-sampled CFR (Zinkevich, Johanson, Bowling & Piccione 2007, Section 4;
     Lanctot et al. 2009's chance sampling): iteration t deals one whole hand (the board,
     :func:`_sample_board`, then both private hands, :func:`_sample_hands`, from
     ``uniforms[t - done - 1]``) and walks every action of both players over it
     (:func:`_cs_walk`), once per player with alternating updates. Every deal is equally
     likely, so the sampled counterfactual values are unbiased up to one constant factor,
-    which regret matching and the normalised average ignore."""
+    which regret matching and the normalised average ignore. Returns the nodes the walks
+    visited."""
     n_streets = path.shape[0]
+    nodes = 0
     for it in range(uniforms.shape[0]):
         u = uniforms[it]
         step = done + it + 1
@@ -750,4 +756,5 @@ def cs_iterations(
         result = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
         w = _avg_weight(step, averaging, delay)
         for trav in range(2):
-            _cs_walk(t, trav, bk, result, regrets, avg, w, sig, vals, reach, frames)
+            nodes += _cs_walk(t, trav, bk, result, regrets, avg, w, sig, vals, reach, frames)[1]
+    return nodes

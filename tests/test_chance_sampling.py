@@ -212,3 +212,10 @@ def test_stopped_and_resumed_is_the_run_never_stopped(tmp_path, algo):
         other = dataclasses.replace(config(part, 4_000, resume=True), seed=8)
         with pytest.raises(CheckpointError, match="same --seed"):
             run_training(other)
+
+
+def test_chance_sampling_counts_the_nodes_it_walks():
+    kuhn = make_problem("kuhn.limit.2p")
+    solver = ChanceSamplingSolver(kuhn)
+    solver.iterate(1)  # uniform play: both walks visit all 9 nodes of Kuhn's tree
+    assert len(kuhn.tree.kind) == 9 and solver.nodes == 18

@@ -126,6 +126,8 @@ class ChanceSamplingSolver(_SampledChance):
         self._reach = np.zeros((depth, 2))
         self._frames = np.zeros((depth, 2), dtype=np.int64)
         self._bk = np.zeros((2, len(self._path)), dtype=np.int64)
+        #: Nodes the walks visited (every node of every walk, terminals included).
+        self.nodes = 0
 
     @property
     def algorithm(self) -> Algorithm:
@@ -134,7 +136,7 @@ class ChanceSamplingSolver(_SampledChance):
 
     def _run(self, uniforms: np.ndarray) -> None:
         p = self.problem
-        K.cs_iterations(
+        self.nodes += K.cs_iterations(
             p.ktree,
             p.kchance,
             uniforms,
