@@ -594,7 +594,7 @@ def _terminal_value(t: KTree, node: int, trav: int, res0: float) -> float:
     return float(min(spent[node, 0], spent[node, 1])) * (res0 if trav == 0 else -res0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _probe(
     t: KTree, lay: KLayout, sc: KScratch, regrets: np.ndarray, node: int, trav: int, res0: float,
     state: np.uint64,
@@ -619,7 +619,7 @@ def _probe(
         node = t.child[node] + _pick(regrets, o, n, sc.sig, 0, u, 0, 0, 0.0, 0, best, total)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _as_sample(
     t: KTree, lay: KLayout, g: KConfig, sc: KScratch, regrets: np.ndarray, avg: np.ndarray,
     o: int, node: int, n: int, dep: int, trav: int, res0: float, state: np.uint64,
@@ -912,6 +912,7 @@ def _walk(
             explored = algo == ALG_TARGETED and actor == trav and (close or (mask >> st) & 1)
             if explored or algo == ALG_OUTCOME:
                 _write_sigma(regrets, o, n, sig, dep, pure, best, total)
+            leaf = False
             if explored:
                 first = 0
                 flags = close
@@ -925,15 +926,12 @@ def _walk(
                     state, first, flags, k = _as_sample(t, lay, g, sc, regrets, avg, o, node, n, dep, trav, res0, state)
                     flags |= close
                     nodes += k
-                    if first == n:  # nothing explored: the node's values are all set
-                        w = 1.0 / rho[live, 0]
-                        ret = _update_row(regrets, o, n, sig, sc.vals, dep, w, g.floor, g.floor_at)
-                        node, dep, more = _ascend(
-                            t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune, sampled_sets
-                        )
-                        if not more:
-                            break
-                        continue
+                    leaf = first == n
+            if explored and leaf:
+                # nothing explored: the node's values are all set, and it hands c up as a
+                # terminal hands its payoff (one _ascend below: it is inlined, and big)
+                ret = _update_row(regrets, o, n, sig, sc.vals, dep, 1.0 / rho[live, 0], g.floor, g.floor_at)
+            elif explored:
                 frames[dep, 0] = node
                 frames[dep, 1] = first
                 frames[dep, 2] = flags
@@ -948,55 +946,57 @@ def _walk(
                 dep += 1
                 node = t.child[node] + first
                 continue
-            state, u = _uniform(state)
-            mine = actor == trav
-            a = _pick(regrets, o, n, sig, dep, u, algo == ALG_OUTCOME, mine, eps, pure, best, total)
-            if algo == ALG_TARGETED:
-                if mine:
-                    if importance:
-                        if pure:
-                            pass  # sigma(best) = 1
-                        elif total > 0.0:
-                            rho[live, st] *= max(regrets[o + a], 0.0) / total
-                        else:
-                            rho[live, st] *= 1.0 / n
-                elif full:
-                    if pure:
-                        avg[o + a] += avg_w
-                    elif total > 0.0:
-                        w = avg_w / total
-                        for b in range(n):
-                            avg[o + b] += w * max(regrets[o + b], 0.0)
-                    else:
-                        w = avg_w / n
-                        for b in range(n):
-                            avg[o + b] += w
             else:
-                if mine:
-                    if probe:  # the other actions' probes, and the prefix's q(h)
-                        rho[dep, 0] = samp
-                        for b in range(n):
-                            if b != a:
-                                state, v, k = _probe(t, lay, sc, regrets, t.child[node] + b, trav, res0, state)
-                                sc.vals[dep, b] = v
-                                nodes += k
-                    samp *= eps / n + (1.0 - eps) * sig[dep, a]
-                    sc.reach[dep] = opp
+                state, u = _uniform(state)
+                mine = actor == trav
+                a = _pick(regrets, o, n, sig, dep, u, algo == ALG_OUTCOME, mine, eps, pure, best, total)
+                if algo == ALG_TARGETED:
+                    if mine:
+                        if importance:
+                            if pure:
+                                pass  # sigma(best) = 1
+                            elif total > 0.0:
+                                rho[live, st] *= max(regrets[o + a], 0.0) / total
+                            else:
+                                rho[live, st] *= 1.0 / n
+                    elif full:
+                        if pure:
+                            avg[o + a] += avg_w
+                        elif total > 0.0:
+                            w = avg_w / total
+                            for b in range(n):
+                                avg[o + b] += w * max(regrets[o + b], 0.0)
+                        else:
+                            w = avg_w / n
+                            for b in range(n):
+                                avg[o + b] += w
                 else:
-                    w = avg_w * opp / samp
-                    for b in range(n):
-                        avg[o + b] += w * sig[dep, b]
-                    opp *= sig[dep, a]
-                    samp *= sig[dep, a]
-                frames[dep, 0] = node
-                frames[dep, 1] = a
-                dep += 1
-            node = t.child[node] + a
-            continue
-        ret = _terminal_value(t, node, trav, res0)
-        if algo == ALG_OUTCOME:
-            _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor, g.floor_at, probe)
-            break
+                    if mine:
+                        if probe:  # the other actions' probes, and the prefix's q(h)
+                            rho[dep, 0] = samp
+                            for b in range(n):
+                                if b != a:
+                                    state, v, k = _probe(t, lay, sc, regrets, t.child[node] + b, trav, res0, state)
+                                    sc.vals[dep, b] = v
+                                    nodes += k
+                        samp *= eps / n + (1.0 - eps) * sig[dep, a]
+                        sc.reach[dep] = opp
+                    else:
+                        w = avg_w * opp / samp
+                        for b in range(n):
+                            avg[o + b] += w * sig[dep, b]
+                        opp *= sig[dep, a]
+                        samp *= sig[dep, a]
+                    frames[dep, 0] = node
+                    frames[dep, 1] = a
+                    dep += 1
+                node = t.child[node] + a
+                continue
+        if kd != DECISION:  # a terminal (a decision here explored nothing: ret is its c)
+            ret = _terminal_value(t, node, trav, res0)
+            if algo == ALG_OUTCOME:
+                _back_up_outcome(t, lay, sc, regrets, dep, trav, ret, samp, g.floor, g.floor_at, probe)
+                break
         node, dep, more = _ascend(t, lay, g, sc, regrets, dep, trav, ret, importance, g.floor, prune, sampled_sets)
         if not more:
             break
