@@ -18,6 +18,10 @@ contiguous, so the rows one deal can touch share a few cache lines and pages.
 * Outcome sampling (same paper, Section 3): one trajectory, the traverser's actions
   sampled epsilon-on-policy, regrets updated with importance-weighted sampled
   counterfactual values on the way back up.
+* Average strategy sampling (Gibson, Burch, Lanctot & Szafron 2012, NIPS) and probing
+  (Gibson, Lanctot, Burch, Szafron & Bowling 2012, AAAI), in the general variant:
+  :func:`_as_sample` draws the traverser's explored set, :func:`_probe` plays one
+  action out.
 
 Chance is sampled on-policy, so its probability cancels between a counterfactual value
 and its sampling probability; the kernel never carries it. What chance decides about
@@ -35,7 +39,9 @@ this iteration's buckets, board states and showdown result in place (or takes th
 deal of a shuffled pass over the listed ones); and the walk (:func:`_walk`; its updates
 are :func:`_ascend` and :func:`_back_up_outcome`). The parts stay in this file, with
 :func:`run_iterations` that inlines them: numba's cache notices edits only to the file
-of the function it caches. The bundles the kernel takes (:class:`KLayout`,
+of the function it caches, so a part kept in another file could run stale compiled code
+after an edit. That is why this one concept, the sampled walk and its variants, runs past
+900 lines. The bundles the kernel takes (:class:`KLayout`,
 :class:`KDeal`, :class:`KCards`, :class:`KConfig`, :class:`KScratch`) are defined in
 :mod:`solver.training._sampling_bundles` and re-exported here.
 
