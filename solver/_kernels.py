@@ -615,6 +615,39 @@ def _strength(c: KChance, bs: int, h: int) -> int:
 
 
 @njit(cache=True)
+def deal_hand(c: KChance, u: np.ndarray, path: np.ndarray, bk: np.ndarray) -> float:
+    """Deal one whole hand from the uniforms ``u``: the board (:func:`_sample_board`,
+    into ``path``), then both private hands (:func:`_sample_hands`), their buckets per
+    street into ``bk[p, s]``; returns the showdown's result for player 0 (+1 a win, -1 a
+    loss, 0 a split)."""
+    n_streets = path.shape[0]
+    _sample_board(c, u, path)
+    last = 0
+    for s in range(n_streets):
+        if path[s] >= 0:
+            last = s
+    h0, h1 = _sample_hands(c, path[last], u[n_streets], u[n_streets + 1])
+    for s in range(n_streets):
+        bs = path[s] if path[s] >= 0 else path[last]
+        bk[0, s] = c.bucket[bs, h0]
+        bk[1, s] = c.bucket[bs, h1]
+    k0 = _strength(c, path[last], h0)
+    k1 = _strength(c, path[last], h1)
+    return 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+
+
+@njit(cache=True, inline="always")
+def leaf_payoff(t: KTree, node: int, trav: int, result: float) -> float:
+    """The traverser's payoff at fold or showdown ``node`` of a dealt hand whose
+    showdown ``result`` (:func:`deal_hand`) is player 0's."""
+    if t.kind[node] == FOLD:
+        folder = t.player[node]
+        return -float(t.spent[node, trav]) if folder == trav else float(t.spent[node, folder])
+    stake = float(min(t.spent[node, 0], t.spent[node, 1]))
+    return stake * result if trav == 0 else -stake * result
+
+
+@njit(cache=True)
 def _cs_walk(
     t: KTree,
     trav: int,
@@ -652,12 +685,8 @@ def _cs_walk(
         kind = t.kind[node]
         if frames[d, 1] < 0:
             nodes += 1
-        if kind == FOLD:
-            folder = t.player[node]
-            ret = -float(t.spent[node, trav]) if folder == trav else float(t.spent[node, folder])
-        elif kind == SHOWDOWN:
-            stake = float(min(t.spent[node, 0], t.spent[node, 1]))
-            ret = stake * result if trav == 0 else -stake * result
+        if kind == FOLD or kind == SHOWDOWN:
+            ret = leaf_payoff(t, node, trav, result)
         elif kind == CHANCE:
             if frames[d, 1] < 0:  # the deal fixed the cards: straight on to the next street
                 frames[d, 1] = 0
@@ -736,24 +765,11 @@ def cs_iterations(
     likely, so the sampled counterfactual values are unbiased up to one constant factor,
     which regret matching and the normalised average ignore. Returns the nodes the walks
     visited."""
-    n_streets = path.shape[0]
     nodes = 0
     for it in range(uniforms.shape[0]):
         u = uniforms[it]
         step = done + it + 1
-        _sample_board(c, u, path)
-        last = 0
-        for s in range(n_streets):
-            if path[s] >= 0:
-                last = s
-        h0, h1 = _sample_hands(c, path[last], u[n_streets], u[n_streets + 1])
-        for s in range(n_streets):
-            bs = path[s] if path[s] >= 0 else path[last]
-            bk[0, s] = c.bucket[bs, h0]
-            bk[1, s] = c.bucket[bs, h1]
-        k0 = _strength(c, path[last], h0)
-        k1 = _strength(c, path[last], h1)
-        result = 1.0 if k0 > k1 else (-1.0 if k0 < k1 else 0.0)
+        result = deal_hand(c, u, path, bk)
         w = _avg_weight(step, averaging, delay)
         for trav in range(2):
             nodes += _cs_walk(t, trav, bk, result, regrets, avg, w, sig, vals, reach, frames)[1]

@@ -44,7 +44,7 @@ def _config(algo: str = "es", **kw) -> TrainingConfig:
         (lambda: Budget(iterations=-5), "--iterations must not be negative, not -5"),
         (lambda: Budget(iterations="3"), "--iterations must be a whole number, not '3'"),
         (lambda: Budget(seconds="ten"), "--seconds must be a number"),
-        (lambda: AlgorithmConfig("xs"), "--algo must be one of cfr, cfr+, lcfr, cs, pcs, es, os, as, tcfr"),
+        (lambda: AlgorithmConfig("xs"), "--algo must be one of cfr, cfr+, lcfr, cs, pcs, es, os, as, tcfr, deep"),
         (lambda: AlgorithmConfig("es", epsilon=0.5), "--epsilon applies to --algo os / as, not es"),
         (lambda: AlgorithmConfig("os", targeting="full"), "--targeting applies to --algo tcfr"),
         (lambda: AlgorithmConfig("es", pure=True), "--pure applies to --algo tcfr, not es"),

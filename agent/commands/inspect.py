@@ -487,7 +487,8 @@ def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
         if isinstance(rows, dict):
             lines.append("            " + _unaveraged_line(rows))
         for key, value in t.items():
-            lines.append(f"            {key} {value}")
+            text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+            lines.append(f"            {key} {text}")
         if recipe:
             lines.append(f"recipe      {recipe}")
     if "uniform_rows" in meta:

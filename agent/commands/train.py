@@ -24,6 +24,7 @@ from typing import Any
 from solver.training.algorithms import ALGORITHMS, FORMS
 from solver.training.config import (
     AVERAGING,
+    DEEP_KEYS,
     DISCOUNTS,
     DTYPES,
     FALLBACKS,
@@ -75,6 +76,7 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "probe": ("bool", None),
     "as_beta": ("float", None),
     "as_tau": ("float", None),
+    **{k: ("int", None) for k in DEEP_KEYS},
     "importance": ("bool", None),
     "regret_floor": ("bool", None),
     "close_threshold": ("float", None),
@@ -124,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``train`` subcommand."""
     p = sub.add_parser(
         "train",
-        help="solve the abstract game (cfr, cfr+, lcfr, cs, pcs, es, os, as, tcfr) and write the average strategy",
+        help="solve the abstract game (cfr, cfr+, lcfr, cs, pcs, es, os, as, tcfr, deep) and write the average strategy",
         description="\n\n".join(textwrap.fill(par, 88) for par in (
             "Train a strategy for GAME with vector-form CFR, CFR+ or Linear CFR (lcfr; exact "
             "traversal over all hands), public chance sampling (pcs: one board an iteration, "
@@ -136,10 +138,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
             "bar shows deals/s (es/os/as/tcfr: one iteration deals one hand) or iterations/s "
-            "(cfr, cfr+, lcfr, cs, pcs), the elapsed time and the time left (to the end of the --iterations "
+            "(cfr, cfr+, lcfr, cs, pcs, deep), the elapsed time and the time left (to the end of the --iterations "
             "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
             "where the game is small enough, the exploitability (mbb/g) in the abstract "
-            "game; the final report adds the exploitability in the real card game.",
+            "game; the final report adds the exploitability in the real card game. --algo deep "
+            "(Deep CFR, the optional deep extra: pip install -e '.[deep]') trains networks "
+            "instead of tables, on games whose information sets can all be listed without a "
+            "card abstraction (Kuhn, Leduc); the strategy file holds its strategy network's "
+            "output on every information set.",
             "The plan: once set up (the game, the card abstraction and the checkpoint loaded, "
             "the tables allocated, the kernels compiled), the run prints on stderr, before "
             "its first iteration, its predicted time (the setup as measured; the solving: "
@@ -174,7 +180,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--config FILE.toml gives any of the options below as TOML keys (the option's "
             "name with '_' for '-'; 'game' for GAME; flags such as importance = true): "
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
-            "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, importance, close_threshold, "
+            "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, traversals, memory_size, net_width, net_layers, sgd_steps, batch_size, policy_steps, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
             "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
             "Options on the command line override the file. Relative paths in the file "
@@ -324,6 +330,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--as-tau", type=float, metavar="T", help="as: tau, weight of the average strategy (default 1000)"
     )
+    for flag, meta, text in (
+        ("--traversals", "K", "deep: external-sampling traversals per player and iteration (default 1000)"),
+        ("--memory-size", "N", "deep: capacity of each reservoir memory, in samples (default 1,000,000)"),
+        ("--net-width", "W", "deep: units of each hidden layer (default 64)"),
+        ("--net-layers", "L", "deep: hidden layers (default 3)"),
+        ("--sgd-steps", "S", "deep: Adam steps of each advantage network's training (default 1000)"),
+        ("--batch-size", "B", "deep: minibatch size (default 1024)"),
+        ("--policy-steps", "S", "deep: Adam steps of the strategy network (default: --sgd-steps)"),
+    ):
+        p.add_argument(flag, type=int, metavar=meta, help=text)
     p.add_argument(
         "--targeting",
         metavar="SPEC",
@@ -527,6 +543,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         probe=args.probe,
         as_beta=args.as_beta,
         as_tau=args.as_tau,
+        **{name: getattr(args, name) for name in DEEP_KEYS},
         targeting=args.targeting,
         importance=args.importance,
         close_threshold=args.close_threshold,

@@ -3,8 +3,8 @@
 :func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
 (:mod:`solver.training.history_cfr`), or Linear CFR, or chance or public chance sampling
 (:mod:`solver.training.chance_sampling`), which keep vector CFR's tables;
-:func:`make_training_solver` any of :data:`ALGORITHMS`, adding external, outcome and average strategy sampling (:mod:`solver.training.mccfr`) and Targeted CFR
-(:mod:`solver.training.tcfr`), which take their shared options as one
+:func:`make_training_solver` any of :data:`ALGORITHMS`, adding external, outcome and average strategy sampling (:mod:`solver.training.mccfr`), Targeted CFR
+(:mod:`solver.training.tcfr`) and Deep CFR (:mod:`solver.training.deep_cfr`), which take their shared options as one
 :class:`~solver.training.sampled.SamplingOptions`; :func:`warm_up` compiles the kernels of
 one by name, and :func:`solve` runs CFR or CFR+ on a game with the training loop of
 :mod:`solver.training.loop`. The algorithm modules import none of this, so the solver's
@@ -21,6 +21,7 @@ from typing import Any
 from abstraction.betting import BettingAbstraction
 from poker.game import Game
 
+from .deep_cfr import DeepCFROptions, DeepCFRSolver, warm_traversals
 from .cfr import CFRPlusSolver, CFRSolver, LinearCFRSolver
 from .chance_sampling import ChanceSamplingSolver, PublicChanceSamplingSolver
 from ..chance import BucketFn, StrengthFn
@@ -136,7 +137,7 @@ def solve(
 
 
 #: The algorithms :func:`make_training_solver` builds, by name.
-ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr", "deep")
 #: Those whose tables are vector CFR's (:func:`make_solver`).
 VECTOR_ALGORITHMS = tuple(a.value for a in _VECTOR)
 #: The sampled ones, which take :class:`~solver.training.sampled.SamplingOptions`.
@@ -158,7 +159,8 @@ def make_training_solver(
     ``options`` are the algorithm's own and go to its constructor: ``epsilon`` and
     ``probe`` for 'os'; ``epsilon``, ``beta``, ``tau`` and ``probe`` for 'as';
     ``targeting``, ``importance``, ``close_threshold``, ``pure`` for 'tcfr'; ``delay``,
-    ``form`` and ``seed`` for the vector ones (:func:`make_solver`). An option the
+    ``form`` and ``seed`` for the vector ones (:func:`make_solver`); ``options`` (a
+    :class:`~solver.training.deep_cfr.DeepCFROptions`) for 'deep'. An option the
     algorithm does not take is an error.
     """
     if algorithm in VECTOR_ALGORITHMS:
@@ -167,6 +169,13 @@ def make_training_solver(
         return make_solver(problem, algorithm, **options)
     if algorithm in _SAMPLED:
         return _SAMPLED[algorithm](problem, sampling, **options)
+    if algorithm == "deep":
+        if sampling is not None:
+            raise ValueError("deep takes its own options, not the sampled algorithms' (threads, dtype, ...)")
+        deep = options.pop("options", None)
+        if options:
+            raise ValueError(f"deep takes options=DeepCFROptions(...), not {', '.join(options)}")
+        return DeepCFRSolver(problem, deep if deep is not None else DeepCFROptions())
     raise ValueError(f"algorithm {algorithm!r} is not one of {', '.join(ALGORITHMS)}")
 
 
@@ -186,7 +195,9 @@ def warm_up(algorithm: str, sampling: SamplingOptions | None = None, form: str =
     if key in _warm:
         return
     problem = make_problem("kuhn.limit.2p")
-    if algorithm in VECTOR_ALGORITHMS:
+    if algorithm == "deep":  # its networks compile per game, when first trained
+        warm_traversals(problem)
+    elif algorithm in VECTOR_ALGORITHMS:
         make_training_solver(problem, algorithm, form=form).iterate(1)
     else:
         variants: list[dict[str, Any]] = [{}]

@@ -106,14 +106,19 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
     (:func:`solver.strategy_io.cards_record`)."""
     p = solver.problem
     cards = cards_record(p)
-    arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
-    if isinstance(solver, SampledCFRSolver):  # stored in vector CFR's layout
+    if solver.algorithm == "deep":  # its memories, counts and networks
+        arrays = solver.state_arrays()
+        algorithm, options = "deep", solver.options()
+        seed, threads, nodes = solver.opts.seed, 1, solver.nodes
+    elif isinstance(solver, SampledCFRSolver):
+        arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}  # stored in vector CFR's layout
         arrays = {k: solver.layout.to_canonical(v) for k, v in arrays.items()}
         algorithm = solver.algorithm
         options = solver.options()
         arrays.update(solver.random_state())
         seed, threads, nodes = solver.sampling.seed, solver.sampling.threads, solver.nodes
     else:
+        arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
         algorithm = solver.algorithm.value
         options = {"delay": solver.delay}
         # chance and public chance sampling draw from a stream keyed by their seed
@@ -211,9 +216,19 @@ def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:
             f"the checkpoint was trained over {describe_cards(ckpt.cards)}, "
             f"this run uses {describe_cards(have)}; resume with the same --abstraction"
         )
-    algorithm = solver.algorithm if isinstance(solver, SampledCFRSolver) else solver.algorithm.value
+    algorithm = solver.algorithm if isinstance(solver.algorithm, str) else solver.algorithm.value
     if ckpt.algorithm != algorithm:
         raise CheckpointError(f"the checkpoint is of a {ckpt.algorithm} run, not {algorithm}")
+    if algorithm == "deep":
+        if ckpt.seed != solver.opts.seed:
+            raise CheckpointError(f"the checkpoint ran with seed {ckpt.seed}; resume with the same --seed")
+        if ckpt.options != solver.options():
+            raise CheckpointError(f"the checkpoint's options {ckpt.options} differ from {solver.options()}")
+        try:
+            solver.restore_arrays(ckpt.arrays, ckpt.iterations)
+        except ValueError as exc:
+            raise CheckpointError(f"the checkpoint does not fit this run: {exc}") from None
+        return
     for name in ("regrets", "avg_sums"):
         a = ckpt.arrays.get(name)
         if a is None or a.shape != (p.size,):

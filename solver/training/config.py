@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .algorithms import ALGORITHMS, FORMS
 from .dealt import SAMPLED_ALGORITHMS as SAMPLED
+from .deep_cfr import DeepCFROptions
 from .sampled import FALLBACKS, Averaging, SamplingOptions
 from .schedules import DISCOUNTS, Discounting, Pruning
 
@@ -57,6 +58,19 @@ AVERAGING = tuple(a.value for a in Averaging)
 _CFR = ("cfr", "cfr+")
 #: The vector algorithms that draw chance, from ``--seed`` (chance and public chance sampling).
 DRAWS_CHANCE = ("cs", "pcs")
+#: Deep CFR's options: the option name -> its :class:`DeepCFROptions` field.
+_DEEP_FIELDS = {
+    "traversals": "traversals",
+    "memory_size": "memory",
+    "net_width": "hidden",
+    "net_layers": "layers",
+    "sgd_steps": "sgd_steps",
+    "batch_size": "batch",
+    "policy_steps": "policy_steps",
+}
+DEEP_KEYS = tuple(_DEEP_FIELDS)
+#: The unsampled algorithms that still draw, and so record their seed.
+SEEDED = (*DRAWS_CHANCE, "deep")
 
 
 class ConfigError(ValueError):
@@ -155,6 +169,13 @@ class AlgorithmConfig:
     probe: bool = False
     as_beta: float | None = None
     as_tau: float | None = None
+    traversals: int | None = None
+    memory_size: int | None = None
+    net_width: int | None = None
+    net_layers: int | None = None
+    sgd_steps: int | None = None
+    batch_size: int | None = None
+    policy_steps: int | None = None
 
     def __post_init__(self) -> None:
         _choice("--algo", self.name, ALGORITHMS)
@@ -168,7 +189,7 @@ class AlgorithmConfig:
             _set(self, flag, bool(getattr(self, flag)))
         if self.discount is not None:
             _choice("--discount", self.discount, DISCOUNTS)
-        for name in ("discount_every", "discount_until", "prune_after"):
+        for name in ("discount_every", "discount_until", "prune_after", *DEEP_KEYS):
             _set(self, name, _whole("--" + name.replace("_", "-"), getattr(self, name)))
         for name in (
             "dcfr_alpha", "dcfr_beta", "dcfr_gamma", "prune_threshold", "prune_share", "prune_floor",
@@ -217,8 +238,18 @@ class AlgorithmConfig:
                 "--discount": (discounted, SAMPLED),
                 "--prune-threshold": (pruned, ("es", "tcfr")),
                 "--form": (self.form != "vector", _CFR),
+                **{"--" + k.replace("_", "-"): (getattr(self, k) is not None, ("deep",)) for k in DEEP_KEYS},
             }
         )
+        try:
+            self.deep_options(0)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def deep_options(self, seed: int) -> DeepCFROptions:
+        """Deep CFR's options these ask for (the defaults where not given)."""
+        given = {_DEEP_FIELDS[k]: getattr(self, k) for k in DEEP_KEYS if getattr(self, k) is not None}
+        return DeepCFROptions(**given, seed=seed)
 
     @property
     def sampled(self) -> bool:
@@ -406,6 +437,8 @@ class TrainingConfig:
     def solver_options(self) -> dict[str, Any]:
         """The algorithm's own constructor options (beside the sampling options)."""
         a = self.algorithm
+        if a.name == "deep":
+            return {"options": a.deep_options(self.seed)}
         if not self.sampled:
             options: dict[str, Any] = {"form": a.form} if a.form != "vector" else {}
             if a.name in DRAWS_CHANCE:
@@ -444,6 +477,7 @@ class TrainingConfig:
             ("--epsilon", a.epsilon, None),
             ("--as-beta", a.as_beta, None),
             ("--as-tau", a.as_tau, None),
+            *(("--" + k.replace("_", "-"), getattr(a, k), None) for k in DEEP_KEYS),
             ("--targeting", a.targeting, None),
             ("--close-threshold", a.close_threshold, None),
             ("--discount", a.discount, None),

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Every training algorithm (as :data:`solver.training.algorithms.ALGORITHMS`, without its imports).
-ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr")
+ALGORITHMS = ("cfr", "cfr+", "lcfr", "cs", "pcs", "es", "os", "as", "tcfr", "deep")
 #: The sampled algorithms: tables of ``dtype``, cards dealt as they go.
 SAMPLED = ("es", "os", "as", "tcfr")
 DTYPES = {"float32": 4, "float64": 8}
@@ -71,6 +71,7 @@ PARTS = (
     ("chance_layer", "chance layer"),
     ("tree", "betting tree"),
     ("per_thread", "per thread"),
+    ("deep_memories", "deep memories"),
 )
 
 
@@ -112,6 +113,8 @@ class MemoryEstimate:
     chance_layer: int
     tree: int
     per_thread: int
+    #: Deep CFR's reservoirs (both advantage memories and the strategy memory), full
+    deep_memories: int = 0
 
     @property
     def total(self) -> int:
@@ -162,9 +165,12 @@ class MemoryEstimate:
             }.get(self.source, "memory-mapped, counted whole"),
             "chance_layer": "none: cards are dealt" if self.dealt else "every board state x hand",
             "per_thread": f"x {self.threads}" if self.threads != 1 else "",
+            "deep_memories": "three reservoirs, full",
         }
         for name, label in PARTS:
             if name == "current" and self.algorithm in SAMPLED:
+                continue
+            if name == "deep_memories" and self.algorithm != "deep":
                 continue
             note = notes.get(name, "")
             out.append(
@@ -366,6 +372,7 @@ def estimate_training_memory(
     threads: int = 1,
     buckets: Sequence[int] | None = None,
     tree: Tree | None = None,
+    deep_memory: int = 0,
 ) -> MemoryEstimate:
     """What a training run of ``algorithm`` on ``game`` with ``betting`` needs, part by
     part (see the module docstring), without building the chance layer or reading tables.
@@ -376,7 +383,9 @@ def estimate_training_memory(
     (:func:`solver.chance.lossless_bucket_counts`). ``dtype`` and ``threads`` apply to
     the sampled algorithms; the vector ones (CFR, CFR+, Linear CFR, chance and public chance
     sampling) keep float64 tables on one thread. ``tree``:
-    the betting tree of ``game`` and ``betting`` if already built.
+    the betting tree of ``game`` and ``betting`` if already built. ``deep_memory``: the
+    capacity of each of Deep CFR's three reservoirs (row, iteration and one value per
+    action a sample).
 
     Raises ``ValueError`` (one line) on an unknown algorithm or dtype, fewer than one
     thread, bucket counts of the wrong length, or an abstraction directory that is not a
@@ -439,6 +448,7 @@ def estimate_training_memory(
         chance_layer=chance_layer_bytes(g, sampled=sampled) if listed else 0,
         tree=_tree_bytes(tree, sampled),
         per_thread=per_thread,
+        deep_memories=3 * int(deep_memory) * (8 + 4 * tree.max_actions) if algorithm == "deep" else 0,
     )
 
 
@@ -456,6 +466,10 @@ def _advice(est: MemoryEstimate, part: str) -> str:
         )
     if part == "per thread":
         return "use fewer threads"
+    if part == "deep memories":
+        return "use a smaller --memory-size"
+    if est.algorithm == "deep":
+        return "deep lists every information set of the real game: train it on a smaller game"
     if part == "betting tree":
         return "use a smaller betting abstraction (fewer sizes or a raise cap)"
     fewer = (

@@ -54,7 +54,7 @@ from ..strategy_io import cards_record, dequantize, quantize, save_strategy
 from ..tree import Tree, build_tree, table_offsets
 from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
-from .config import DRAWS_CHANCE, ConfigError, TrainingConfig
+from .config import SEEDED, ConfigError, TrainingConfig
 from .dealt import make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
@@ -327,6 +327,7 @@ def _prepare(config: TrainingConfig) -> _Prepared:
         dtype=config.table_dtype(resumed),
         threads=config.threads,
         tree=tree,
+        deep_memory=config.algorithm.deep_options(config.seed).memory if algo == "deep" else 0,
     )
     refusal = check_fits(estimate)
     if refusal is not None:
@@ -363,6 +364,8 @@ def _pilot(
     left = prep.iterations_left
     if not left:
         return None, None
+    if prep.config.algorithm.name == "deep":
+        return None, "deep trains networks of its own size: its rate shows after the first iteration"
     # the pilot's tables and the run's (or the checkpoint resumed) may live at once
     if check_fits(prep.estimate, available_memory_gib() / 2) is not None:
         return None, "a pilot would need twice the memory estimate: unknown until the first batches"
@@ -655,16 +658,18 @@ def run_training(
         q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, n_buckets))
         as_stored = Strategy(problem, q, strategy.iterations, strategy.algorithm)
         stored, stored_real = end.evaluate(as_stored)
-    options = solver.options() if setup.sampled else config.solver_options()
+    options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {
         "algorithm": config.algorithm.name,
         "iterations": int(solver.iterations),
         "seconds": round(setup.done_seconds + res.seconds, 3),
-        "seed": config.seed if setup.sampled or config.algorithm.name in DRAWS_CHANCE else None,
+        "seed": config.seed if setup.sampled or config.algorithm.name in SEEDED else None,
         "threads": config.threads,
         "options": options,
         "recipe": config.recipe_text(),
     }
+    if config.algorithm.name == "deep":
+        training["deep"] = solver.record()
     if setup.sampled:
         training["unaveraged_rows"] = {**solver.unaveraged_rows(), "plays": config.unaveraged}
     if config.config_record is not None:
