@@ -44,11 +44,7 @@ CONVERGE = dict(traversals=1000, memory=200_000, hidden=32, sgd_steps=300, batch
 
 
 def _uniform(problem, rows) -> np.ndarray:
-    sigma = np.zeros(problem.size)
-    for a in range(rows.masks.shape[1]):
-        live = rows.n_act > a
-        sigma[rows.entry[live] + a] = 1.0 / rows.n_act[live]
-    return sigma
+    return rows.scatter(rows.uniform(), np.zeros(problem.size))
 
 
 def _traverse(problem, sigma, trav, n, seed=1):

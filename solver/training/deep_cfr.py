@@ -130,6 +130,21 @@ class Infosets:
     masks: np.ndarray
     row_of: np.ndarray
 
+    def uniform(self) -> np.ndarray:
+        """Per row, the uniform strategy over its legal actions."""
+        return self.masks / self.n_act[:, None]
+
+    def scatter(self, values: np.ndarray, table: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Write ``values[i, a]`` into ``table`` (vector CFR's layout) at row ``rows[i]``'s
+        entry for action a, for its legal actions (every row in order if ``rows`` is None);
+        returns ``table``."""
+        rows = np.arange(self.entry.size) if rows is None else rows
+        n_act = self.n_act[rows]
+        for a in range(values.shape[1]):
+            live = n_act > a
+            table[self.entry[rows[live]] + a] = values[live, a]
+        return table
+
 
 def _card_reps(problem: Problem, street: int) -> tuple[np.ndarray, np.ndarray]:
     """Per bucket of ``street``: one (hand, board state) holding it."""
@@ -226,10 +241,7 @@ def warm_traversals(problem: Problem) -> None:
     r = encode_infosets(problem)
     t = problem.tree
     width, depth, n_streets = t.max_actions, t.max_depth + 2, t.n_streets
-    sigma = np.zeros(problem.size)
-    for a in range(width):
-        live = r.n_act > a
-        sigma[r.entry[live] + a] = 1.0 / r.n_act[live]
+    sigma = r.scatter(r.uniform(), np.zeros(problem.size))
     one = np.zeros(1, dtype=np.int32)
     deep_traversals(
         problem.ktree, problem.chance.kernel, 0, 1, 0, 1, sigma, r.row_of,
@@ -287,12 +299,8 @@ class DeepCFRSolver:
         #: samples ever offered to each player's advantage memory and to the strategy memory
         self.offered = np.zeros(3, dtype=np.int64)
         #: the current strategy in table layout (uniform before any network is trained)
-        self.sigma = np.zeros(problem.size, dtype=np.float64)
+        self.sigma = r.scatter(r.uniform(), np.zeros(problem.size, dtype=np.float64))
         self.regrets = np.zeros(problem.size, dtype=np.float64)  # predicted advantages
-        u = 1.0 / r.n_act
-        for a in range(width):
-            live = r.n_act > a
-            self.sigma[r.entry[live] + a] = u[live]
         self.adv_params: list[Any] = [None, None]
         self.iterations = 0
         self.nodes = 0
@@ -350,11 +358,8 @@ class DeepCFRSolver:
         r = self.rows
         mine = np.flatnonzero(r.player == player)
         adv = self._adv_trainer.predict(self.adv_params[player], r.feats[mine], r.masks[mine])
-        strat = _regret_matching(adv, r.masks[mine])
-        for a in range(r.masks.shape[1]):
-            live = r.n_act[mine] > a
-            self.sigma[r.entry[mine][live] + a] = strat[live, a]
-            self.regrets[r.entry[mine][live] + a] = adv[live, a]
+        r.scatter(_regret_matching(adv, r.masks[mine]), self.sigma, mine)
+        r.scatter(adv, self.regrets, mine)
 
     def iterate(self, n: int) -> int:
         """Run ``n`` iterations (both players each); returns the nodes the traversals visited."""
@@ -376,10 +381,9 @@ class DeepCFRSolver:
         if self._avg is not None and self._avg[0] == self.iterations:
             return self._avg[1]
         r = self.rows
-        policy = np.zeros(self.problem.size, dtype=np.float64)
         n = int(min(int(self.offered[2]), self.opts.memory))
         if n == 0:
-            probs = r.masks / r.masks.sum(axis=1, keepdims=True)
+            probs = r.uniform()
         else:
             params, _ = self._pol_trainer.fit(
                 self._seed(self.iterations, 0, 2), r.feats, r.masks,
@@ -387,9 +391,7 @@ class DeepCFRSolver:
             )  # fmt: skip
             probs = self._pol_trainer.predict(params, r.feats, r.masks)
             probs /= probs.sum(axis=1, keepdims=True)
-        for a in range(r.masks.shape[1]):
-            live = r.n_act > a
-            policy[r.entry[live] + a] = probs[live, a]
+        policy = r.scatter(probs, np.zeros(self.problem.size, dtype=np.float64))
         s = Strategy(self.problem, policy, self.iterations, self.algorithm)
         self._avg = (self.iterations, s)
         return s
