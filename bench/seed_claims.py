@@ -41,6 +41,9 @@ exploitability against seconds per game in ``--png DIR``. ``--quick``: Kuhn and 
 only for part 1 (5 s a run), the two Leduc games for part 2 with 4 s a run and seed 1
 (about 2 minutes).
 
+Runs made apart (one seed each, side by side) are put together by ``--merge A.json
+B.json ...``, which runs nothing.
+
 Usage: ``python bench/seed_claims.py [--quick] [--parts cfr_plus sampling] [--games
 leduc nl_leduc limit20] [--seeds 1 2 3] [--seconds S] [--cfr-seconds S] [--out FILE]
 [--png DIR]``
@@ -218,26 +221,52 @@ def sampling(
         game_out: dict[str, Any] = {"game": name, "betting": betting, "limit": limit, "methods": {}}
         for method in methods:
             runs = [_run(problem, method, seed, seconds, first_eval) for seed in seeds]
-            times = [p[0] for p in runs[0]["points"]]
-            final = [r["points"][-1][2] for r in runs]
-            game_out["methods"][method] = {
-                "runs": runs,
-                "final_mbb_mean": float(np.mean(final)),
-                "final_mbb_spread": [float(min(final)), float(max(final))],
-                "iterations_per_s": float(np.mean([r["iterations_per_s"] for r in runs])),
-                "seconds_per_iteration": float(1.0 / np.mean([r["iterations_per_s"] for r in runs])),
-                "nodes_per_iteration": runs[0]["nodes_per_iteration"],
-                "curve_mean": [[t, float(np.mean([_at(r["points"], t) for r in runs]))] for t in times],
-            }
+            game_out["methods"][method] = _summary(runs)
             _log(f"{key} {method}: {game_out['methods'][method]['final_mbb_mean']:.2f} mbb/g, "
                  f"{game_out['methods'][method]['iterations_per_s']:.0f} it/s")
-        # the worst run's last figure: every run of every method gets there
-        target = max(r["points"][-1][2] for m in game_out["methods"].values() for r in m["runs"])
-        game_out["target_mbb"] = target
-        for m in game_out["methods"].values():
-            its = [_iterations_to(r["points"], target) for r in m["runs"]]
-            m["iterations_to_target"] = None if None in its else float(np.mean(its))
+        _targets(game_out)
         out[key] = game_out
+    return out
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One method's runs (one per seed) and their mean figures."""
+    times = [p[0] for p in runs[0]["points"]]
+    final = [r["points"][-1][2] for r in runs]
+    return {
+        "runs": runs,
+        "final_mbb_mean": float(np.mean(final)),
+        "final_mbb_spread": [float(min(final)), float(max(final))],
+        "iterations_per_s": float(np.mean([r["iterations_per_s"] for r in runs])),
+        "seconds_per_iteration": float(1.0 / np.mean([r["iterations_per_s"] for r in runs])),
+        "nodes_per_iteration": runs[0]["nodes_per_iteration"],
+        "curve_mean": [[t, float(np.mean([_at(r["points"], t) for r in runs]))] for t in times],
+    }
+
+
+def _targets(game_out: dict[str, Any]) -> None:
+    """Each method's mean iterations to the worst run's last figure, which every run of
+    every method reaches."""
+    target = max(r["points"][-1][2] for m in game_out["methods"].values() for r in m["runs"])
+    game_out["target_mbb"] = target
+    for m in game_out["methods"].values():
+        its = [_iterations_to(r["points"], target) for r in m["runs"]]
+        m["iterations_to_target"] = None if None in its else float(np.mean(its))
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """Part 2 of several runs of this benchmark (say one seed each, run side by side) as
+    one: each game's and method's runs put together and summarised again."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        for key, game in (json.loads(path.read_text()).get("sampling") or {}).items():
+            into = out.setdefault(key, {k: v for k, v in game.items() if k not in ("methods", "target_mbb")})
+            methods = into.setdefault("methods", {})
+            for method, m in game["methods"].items():
+                methods.setdefault(method, []).extend(m["runs"])
+    for game_out in out.values():
+        game_out["methods"] = {k: _summary(runs) for k, runs in game_out["methods"].items()}
+        _targets(game_out)
     return out
 
 
@@ -271,7 +300,7 @@ def claims(part1: dict[str, Any] | None, part2: dict[str, Any] | None) -> dict[s
         pairs = [v for v in probe.values() if None not in v]
         out["probing_beats_outcome_sampling"] = {
             "claim": "outcome sampling with probing beats outcome sampling in time (Gibson et al. 2012, AAAI)",
-            "reproduced": bool(pairs) and all(a < b for a, b in pairs),
+            "reproduced": all(a < b for a, b in pairs) if pairs else None,  # None: not measured
             "final_mbb_os_probe_vs_os": probe,
         }
         limits = [g for g in part2 if part2[g]["limit"]]
@@ -279,7 +308,7 @@ def claims(part1: dict[str, Any] | None, part2: dict[str, Any] | None) -> dict[s
         pairs = [v for v in pcs.values() if None not in v]
         out["pcs_beats_cs_on_limit_games"] = {
             "claim": "public chance sampling beats chance sampling in wall time on limit games (Johanson et al. 2012)",
-            "reproduced": bool(pairs) and all(a < b for a, b in pairs),
+            "reproduced": all(a < b for a, b in pairs) if pairs else None,  # None: not measured
             "final_mbb_pcs_vs_cs": pcs,
         }
         nl = [g for g in part2 if not part2[g]["limit"]]
@@ -287,7 +316,7 @@ def claims(part1: dict[str, Any] | None, part2: dict[str, Any] | None) -> dict[s
         pairs = [v for v in avg.values() if None not in v]
         out["as_beats_es_with_many_bet_sizes"] = {
             "claim": "average strategy sampling beats external sampling on no-limit games with many bet sizes (Gibson et al. 2012, NIPS)",
-            "reproduced": bool(pairs) and all(a < b for a, b in pairs),
+            "reproduced": all(a < b for a, b in pairs) if pairs else None,  # None: not measured
             "final_mbb_as_vs_es": avg,
         }
         family = ("cs", "es", "as", "os")
@@ -306,7 +335,9 @@ def claims(part1: dict[str, Any] | None, part2: dict[str, Any] | None) -> dict[s
             }
         out["family_order"] = {
             "claim": "iterations needed rise from chance to external to average strategy to outcome sampling while time per iteration falls",
-            "reproduced": bool(orders) and all(o["iterations_rise"] and o["time_per_iteration_falls"] for o in orders.values()),
+            "reproduced": (
+                all(o["iterations_rise"] and o["time_per_iteration_falls"] for o in orders.values()) if orders else None
+            ),
             "per_game": orders,
         }
     return out
@@ -320,6 +351,7 @@ def _plot(part2: dict[str, Any], folder: Path) -> list[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
+    folder.mkdir(parents=True, exist_ok=True)
     written = []
     for key, res in part2.items():
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -356,7 +388,21 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--out", type=Path)
     ap.add_argument("--png", type=Path, metavar="DIR")
+    ap.add_argument(
+        "--merge", nargs="+", type=Path, metavar="JSON",
+        help="run nothing: put together part 2 of earlier outputs (say one seed each) and judge the claims",
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.merge:
+        part2 = merge(args.merge)
+        merged = {"sampling": part2, "claims": claims(None, part2), "merged": [str(p) for p in args.merge]}
+        if args.png is not None:
+            merged["png"] = _plot(part2, args.png)
+        text = json.dumps(merged)
+        if args.out is not None:
+            args.out.write_text(text + "\n")
+        print(text)
+        return
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     quick = args.quick
     seeds = args.seeds or ([1] if quick else [1, 2, 3])
