@@ -318,6 +318,19 @@ class DeepCFRSolver:
         self._bk = np.zeros((2, n_streets), dtype=np.int32)
         self._kt = kt
 
+    def compile(self) -> None:
+        """Compile the networks' training and prediction for this game and these memories
+        (JAX compiles per shape), so a timed loop does not pay for it: a fit of each
+        network on the memories as they are (weights thrown away, nothing else changed)
+        and a prediction on each player's information sets and on all of them."""
+        r = self.rows
+        adv, _ = self._adv_trainer.fit(0, r.feats, r.masks, self.adv_rows[0], self.adv_vals[0], self.adv_iter[0], 1)
+        for player in range(2):
+            mine = r.player == player
+            self._adv_trainer.predict(adv, r.feats[mine], r.masks[mine])
+        pol, _ = self._pol_trainer.fit(0, r.feats, r.masks, self.strat_rows, self.strat_vals, self.strat_iter, 1)
+        self._pol_trainer.predict(pol, r.feats, r.masks)
+
     # -- one iteration -------------------------------------------------------------
 
     def _seed(self, t: int, player: int, what: int) -> int:

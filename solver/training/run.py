@@ -353,6 +353,8 @@ def _solver(prep: _Prepared, problem: Problem) -> Any:
     solver = make_training_solver(problem, c.algorithm.name, prep.sampling, **c.solver_options())
     if prep.resumed is not None:
         restore_checkpoint(solver, prep.resumed)
+    if c.algorithm.name == "deep":  # its networks compile per game: not in the solving time
+        solver.compile()
     return solver
 
 
