@@ -12,7 +12,7 @@ weighted by its iteration t (linear weighting, the paper's Section 4). A memory 
 numbers into one feature table, gathered inside the compiled step.
 
 JAX over PyTorch: JAX's CPU wheels (jax and jaxlib, with ml_dtypes and opt_einsum) download
-about 135 MB and install about 380 MB, where PyPI's Linux torch wheel alone is 555 MB
+about 89 MB and install about 380 MB (jax 0.10.2, measured), where PyPI's Linux torch wheel alone is 555 MB
 (1.2 GB installed) and does not import without the CUDA libraries it depends on
 (``libcudnn.so.9``), gigabytes more; the CPU-only torch wheel is not on PyPI. On speed,
 one ``jit`` compiles the whole training loop (``lax.fori_loop`` over the Adam steps), so a
