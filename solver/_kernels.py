@@ -1,4 +1,4 @@
-"""Numba kernels shared by vector-form CFR and best response.
+"""Numba kernels shared by vector-form CFR and best response, and the walks of one dealt hand.
 
 Everything here walks the flat public betting tree (``solver.tree``) once per public
 state, carrying one reach vector per player over all private hands, as in vector-form
@@ -17,6 +17,18 @@ counterfactual regrets of Zinkevich et al. 2007, Eq. 7.
 
 The kernels take two bundles of flat arrays (:class:`KTree`, :class:`KChance`) and
 scalars only, so they cache across processes; variants are chosen by integer flags.
+
+Beside the vector walks, the walks of one dealt hand over the same bundles: chance
+sampling (:func:`cs_iterations`) and Deep CFR's traversals (:func:`deep_traversals`,
+Brown, Lerer, Gross & Sandholm 2019, Algorithm 1's TRAVERSE: external sampling, every
+action at the traverser's nodes and one drawn from the current strategy at the
+opponent's; the sampled regrets r~(I, a) = v~(a) - sum_b sigma(I, b) v~(b) go to the
+traverser's advantage memory and the opponent's strategies to the strategy memory, each
+tagged with its iteration, both reservoirs (Vitter 1985) holding a uniform sample of all
+they were offered). They share the dealing (:func:`deal_hand`) and the leaf payoffs with
+the vector walks' board sampling, and stay in this file because numba's cache notices
+edits only to the file of the function it caches: a kernel calling one kept in another
+file could run stale compiled code after an edit.
 """
 
 from __future__ import annotations
@@ -773,4 +785,147 @@ def cs_iterations(
         w = _avg_weight(step, averaging, delay)
         for trav in range(2):
             nodes += _cs_walk(t, trav, bk, result, regrets, avg, w, sig, vals, reach, frames)[1]
+    return nodes
+
+
+@njit(cache=True, inline="always")
+def reservoir_slot(count: int, capacity: int) -> int:
+    """The slot of the ``count``-th sample offered (0-based) to a reservoir of
+    ``capacity``: itself while there is room, then a uniform slot with probability
+    capacity / (count + 1), else -1 (dropped). Draws from numba's seeded generator."""
+    if count < capacity:
+        return count
+    j = np.random.randint(0, count + 1)
+    return j if j < capacity else -1
+
+
+@njit(cache=True, inline="always")
+def _offer(
+    rows: np.ndarray,
+    vals: np.ndarray,
+    iters: np.ndarray,
+    count: int,
+    row: int,
+    step: int,
+    src: np.ndarray,
+    base: int,
+    n_act: int,
+    minus: float,
+) -> None:
+    """Offer the ``count``-th sample to a reservoir: information set ``row``, iteration
+    ``step``, values ``src[base + a] - minus`` for each action (zeros past ``n_act``)."""
+    slot = reservoir_slot(count, rows.shape[0])
+    if slot >= 0:
+        rows[slot] = row
+        iters[slot] = step
+        for a in range(vals.shape[1]):
+            vals[slot, a] = src[base + a] - minus if a < n_act else 0.0
+
+
+@njit(cache=True)
+def deep_traversals(
+    t: KTree,
+    c: KChance,
+    trav: int,
+    n_traversals: int,
+    seed: int,
+    step: int,
+    sigma: np.ndarray,
+    row_of: np.ndarray,
+    adv_rows: np.ndarray,
+    adv_vals: np.ndarray,
+    adv_iter: np.ndarray,
+    strat_rows: np.ndarray,
+    strat_vals: np.ndarray,
+    strat_iter: np.ndarray,
+    counts: np.ndarray,
+    sig: np.ndarray,
+    vals: np.ndarray,
+    frames: np.ndarray,
+    path: np.ndarray,
+    bk: np.ndarray,
+) -> int:
+    """``n_traversals`` traversals for player ``trav`` at iteration ``step``, drawing
+    from numba's generator seeded with ``seed``; returns the nodes visited.
+
+    ``sigma``: the current strategy in vector CFR's layout (the networks are fixed during
+    an iteration, so one evaluation per information set serves every visit);
+    ``row_of[entry]``: the row number (into one feature table) of the information set
+    whose first entry it is, which the memories store. ``counts[0]``/``counts[1]``: samples ever offered to the advantage/strategy memory
+    (updated). Advantage samples go to ``adv_rows``/``adv_vals``/``adv_iter`` (regrets
+    padded with zeros past the node's actions), strategy samples to ``strat_*``. Frame
+    d: ``frames[d]`` = (node, last child walked), ``sig[d]`` the actor's strategy,
+    ``vals[d, a]`` child a's sampled value."""
+    np.random.seed(seed)
+    n_streets = path.shape[0]
+    u = np.empty(n_streets + 2)
+    nodes = 0
+    for _ in range(n_traversals):
+        for k in range(n_streets + 2):
+            u[k] = np.random.random()
+        result = deal_hand(c, u, path, bk)
+
+        frames[0, 0] = 0
+        frames[0, 1] = -1
+        d = 0
+        ret = 0.0
+        while True:
+            node = frames[d, 0]
+            kind = t.kind[node]
+            if frames[d, 1] < 0:
+                nodes += 1
+            if kind == FOLD or kind == SHOWDOWN:
+                ret = leaf_payoff(t, node, trav, result)
+            elif kind == CHANCE:
+                if frames[d, 1] < 0:  # the deal fixed the board: on to the next street
+                    frames[d, 1] = 0
+                    frames[d + 1, 0] = t.child[node]
+                    frames[d + 1, 1] = -1
+                    d += 1
+                    continue
+            else:
+                actor = t.player[node]
+                n_act = t.n_child[node]
+                o = t.offset[node] + bk[actor, t.street[node]] * n_act
+                pos = frames[d, 1]
+                if actor != trav:
+                    if pos < 0:  # store sigma(I), draw one action and follow it
+                        _offer(strat_rows, strat_vals, strat_iter, counts[1], row_of[o], step, sigma, o, n_act, 0.0)
+                        counts[1] += 1
+                        x = np.random.random()
+                        pick = n_act - 1
+                        acc = 0.0
+                        for a in range(n_act):
+                            acc += sigma[o + a]
+                            if x < acc:
+                                pick = a
+                                break
+                        frames[d, 1] = pick
+                        frames[d + 1, 0] = t.child[node] + pick
+                        frames[d + 1, 1] = -1
+                        d += 1
+                        continue
+                    # the sampled child's value passes up unchanged (ret holds it)
+                else:
+                    if pos < 0:
+                        for a in range(n_act):
+                            sig[d, a] = sigma[o + a]
+                    else:
+                        vals[d, pos] = ret
+                    pos += 1
+                    if pos < n_act:
+                        frames[d, 1] = pos
+                        frames[d + 1, 0] = t.child[node] + pos
+                        frames[d + 1, 1] = -1
+                        d += 1
+                        continue
+                    v = 0.0
+                    for a in range(n_act):
+                        v += sig[d, a] * vals[d, a]
+                    _offer(adv_rows, adv_vals, adv_iter, counts[0], row_of[o], step, vals[d], 0, n_act, v)
+                    counts[0] += 1
+                    ret = v
+            if d == 0:
+                break
+            d -= 1
     return nodes

@@ -26,7 +26,7 @@ from solver.training.deep_cfr import (
     deep_refusal,
     encode_infosets,
 )
-from solver.training._deep_kernels import deep_traversals
+from solver._kernels import deep_traversals
 
 from ._solver_twins import player_entries
 

@@ -2,7 +2,7 @@
 the regret and average-strategy tables.
 
 Each iteration t and each player p (Algorithm 1): K external-sampling traversals
-(:func:`solver.training._deep_kernels.deep_traversals`) under the strategy the advantage
+(:func:`solver._kernels.deep_traversals`) under the strategy the advantage
 networks give, storing sampled regrets in p's advantage memory and the opponent's
 strategies in the strategy memory; then p's advantage network is trained from scratch on
 its whole memory with the squared error weighted by the samples' iterations (linear
@@ -32,7 +32,7 @@ import numpy as np
 from ..problem import Problem
 from ..strategy import Strategy
 from ..tree import DECISION
-from ._deep_kernels import deep_traversals
+from .._kernels import deep_traversals
 
 __all__ = [
     "DEEP_MAX_ROWS",
