@@ -24,14 +24,14 @@ the ``deep`` extra).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from ..problem import Problem
 from ..strategy import Strategy
-from ..tree import DECISION
+from ..tree import DECISION, tree_report
 from .._kernels import deep_traversals
 
 __all__ = [
@@ -85,15 +85,6 @@ class DeepCFROptions:
         del d["seed"]
         return d
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any], seed: int) -> DeepCFROptions:
-        """The options :meth:`record` wrote."""
-        names = {f.name for f in fields(cls)} - {"seed"}
-        unknown = set(record) - names
-        if unknown:
-            raise ValueError(f"unknown deep options {sorted(unknown)}")
-        return cls(**record, seed=seed)
-
 
 def deep_refusal(problem: Problem) -> str | None:
     """Why Deep CFR cannot run on ``problem`` (one line), or None."""
@@ -102,18 +93,10 @@ def deep_refusal(problem: Problem) -> str | None:
         return f"deep enumerates the information sets, and {name} deals from the deck: too big to list"
     if not problem.chance.lossless:
         return "deep learns from the cards themselves: train it without a card abstraction"
-    rows = n_rows(problem)
+    rows = tree_report(problem.tree, problem.chance.n_buckets).total_infosets
     if rows > DEEP_MAX_ROWS:
         return f"deep enumerates the information sets: {name} has {rows:,}, over {DEEP_MAX_ROWS:,}"
     return None
-
-
-def n_rows(problem: Problem) -> int:
-    """Information sets (decision node, bucket) of ``problem``."""
-    t = problem.tree
-    dec = np.flatnonzero(t.kind == DECISION)
-    nb = np.asarray(problem.chance.n_buckets, dtype=np.int64)
-    return int(nb[t.street[dec]].sum())
 
 
 @dataclass(frozen=True)
@@ -306,9 +289,7 @@ class DeepCFRSolver:
         self.nodes = 0
         self.sgd_steps = 0
         self.traversals = 0
-        self.last_loss = [float("nan"), float("nan")]
         self._avg: tuple[int, Strategy] | None = None
-        kt = problem.ktree
         n_streets = problem.tree.n_streets
         depth = problem.tree.max_depth + 2
         self._sig = np.zeros((depth, width))
@@ -316,7 +297,6 @@ class DeepCFRSolver:
         self._frames = np.zeros((depth, 2), dtype=np.int64)
         self._path = np.full(n_streets, -1, dtype=np.int32)
         self._bk = np.zeros((2, n_streets), dtype=np.int32)
-        self._kt = kt
 
     def compile(self) -> None:
         """Compile the networks' training and prediction for this game and these memories
@@ -341,7 +321,7 @@ class DeepCFRSolver:
     def _traverse(self, t: int, player: int) -> int:
         counts = np.array([self.offered[player], self.offered[2]], dtype=np.int64)
         nodes = deep_traversals(
-            self._kt, self.problem.chance.kernel, player, self.opts.traversals,
+            self.problem.ktree, self.problem.chance.kernel, player, self.opts.traversals,
             self._seed(t, player, 0), t, self.sigma, self.rows.row_of,
             self.adv_rows[player], self.adv_vals[player], self.adv_iter[player],
             self.strat_rows, self.strat_vals, self.strat_iter, counts,
@@ -357,13 +337,12 @@ class DeepCFRSolver:
         n = int(min(self.offered[player], self.opts.memory))
         if n == 0:
             return
-        params, loss = self._adv_trainer.fit(
+        params, _ = self._adv_trainer.fit(
             self._seed(t, player, 1), r.feats, r.masks,
             self.adv_rows[player], self.adv_vals[player], self.adv_iter[player], n,
         )  # fmt: skip
         self.sgd_steps += self.opts.sgd_steps
         self.adv_params[player] = params
-        self.last_loss[player] = loss
         self._refresh(player)
 
     def _refresh(self, player: int) -> None:
