@@ -101,7 +101,8 @@ def _pack_array(a: np.ndarray) -> dict[str, Any]:
 
 def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> None:
     """Write ``solver``'s state (regrets, average sums, iteration count and, for sampled
-    solvers, RNG states and options) to ``path`` atomically, as one msgpack map; its
+    solvers, RNG states and options; Deep CFR's memories, counts and networks instead of
+    tables) to ``path`` atomically, as one msgpack map; its
     ``cards`` field records the card abstraction as a strategy file does
     (:func:`solver.strategy_io.cards_record`)."""
     p = solver.problem
@@ -110,9 +111,9 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
         arrays = solver.state_arrays()
         algorithm, options = "deep", solver.options()
         seed, threads, nodes = solver.opts.seed, 1, solver.nodes
-    elif isinstance(solver, SampledCFRSolver):
-        arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}  # stored in vector CFR's layout
-        arrays = {k: solver.layout.to_canonical(v) for k, v in arrays.items()}
+    elif isinstance(solver, SampledCFRSolver):  # stored in vector CFR's layout
+        arrays = {"regrets": solver.layout.to_canonical(solver.regrets),
+                  "avg_sums": solver.layout.to_canonical(solver.avg_sums)}
         algorithm = solver.algorithm
         options = solver.options()
         arrays.update(solver.random_state())
