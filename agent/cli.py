@@ -16,7 +16,7 @@ from .commands.options import UserError
 
 # Subcommands in the order ``--help`` lists them; each must exist (a missing one is a bug
 # of the installation, reported as such, never skipped).
-COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game")
+COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game", "web")
 
 
 class MissingCommandError(ImportError):

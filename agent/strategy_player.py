@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from poker.state import Action
+from poker.state import Action, ActionKind, State
 from solver.play.player import translated
-from solver.play.policy import HandWalk, TranslationCounts
+from solver.play.policy import HandWalk, TranslationCounts, abstract_label
 from solver.strategy_io import StrategyFile
 
 from .protocol.codec import MatchState
+from .web.view import action_text
 
 if TYPE_CHECKING:  # the re-solving player is loaded only by a player that re-solves
     from solver.resolve.player import ResolveCounts, ResolveOptions, ResolvingWalk
@@ -59,6 +60,7 @@ class StrategyPlayer:
         self.resolve = resolve
         self.resolve_counts: ResolveCounts | None = None
         self._walk: HandWalk | ResolvingWalk | None = None
+        self._probs: Any = None  # the last decision's abstract distribution (None: fallback)
 
     def act(self, match_state: MatchState) -> Action:
         """The action for ``match_state`` (this player to act)."""
@@ -77,8 +79,40 @@ class StrategyPlayer:
                                                   match_state.hand_number, self.resolve, counts=self.counts,
                                                   resolve_counts=self.resolve_counts)
             self.hands += 1
-        action, _ = walk.decide(match_state.state, match_state.hole, match_state.board)
+        action, self._probs = walk.decide(match_state.state, match_state.hole, match_state.board)
         return action
+
+    def explain(self, match_state: MatchState) -> dict[str, Any]:
+        """The last decision (the one :meth:`act` just made for ``match_state``) told for a
+        watcher: the abstract distribution with the action drawn (``chosen``), how the
+        opponent's last raise was translated, and whether the player fell back to
+        check/call (see :mod:`agent.decisions`)."""
+        walk = self._walk
+        out: dict[str, Any] = {"distribution": None, "chosen": None, "mapping": None, "fallback": False}
+        if not isinstance(walk, HandWalk):
+            return out  # a re-solving walk answers from its own subgame
+        tree = self.policy.tree
+        choice = walk.last_choice
+        if choice is None or self._probs is None:
+            out["fallback"] = True
+        else:
+            node, i = choice
+            out["distribution"] = [
+                {"label": abstract_label(tree, node, c)[0], "p": round(float(q), 4)}
+                for c, q in zip(self.policy.children(node), self._probs)
+            ]
+            out["chosen"] = i
+        mapped = walk.last_mapping
+        history = match_state.state.history
+        if mapped is not None and mapped[0] < len(history) and history[mapped[0]].action.kind is ActionKind.RAISE:
+            k, parent, outcomes, drawn = mapped
+            before = _state_before(match_state.state, k)
+            out["mapping"] = {
+                "real": action_text(before, history[k]),
+                "to": [{"label": abstract_label(tree, parent, c)[0], "p": round(q, 4)} for c, q in outcomes],
+                "chosen": abstract_label(tree, parent, drawn)[0],
+            }
+        return out
 
     def summary(self) -> dict[str, Any]:
         """Translation counts over the hands played (the repairs of its own actions under
@@ -93,3 +127,11 @@ class StrategyPlayer:
             **({"resolve": self.resolve_counts.to_dict()} if self.resolve_counts is not None else {}),
         }
 
+
+
+def _state_before(state: State, k: int) -> State:
+    """``state``'s hand before its ``k``-th action (the betting only)."""
+    replay = State.new_hand(state.game)
+    for logged in state.history[:k]:
+        replay = replay.apply(logged.action)
+    return replay

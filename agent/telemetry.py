@@ -11,6 +11,11 @@ name is reduced to letters, digits, ``-``, ``_`` and ``.``):
     betting, cards, chips won) plus ``ts``.
 ``score`` (retained)
     The running score after each hand: ``{"hands", "chips", "mbb_per_game", "ts"}``.
+``decision``
+    One message per decision of the bot (:func:`agent.decisions.decision_event`): the
+    state, the action and, for a strategy player, its distribution, the translation of the
+    opponent's last bet and whether it fell back to check/call. ``pokerbot web`` shows
+    the same events from ``pokerbot match --watch`` files when there is no broker.
 
 Design (after aiomqtt's own structure): :meth:`Telemetry.publish` only puts a message into
 a bounded queue and returns at once; one background task drains the queue into the broker.

@@ -16,7 +16,9 @@ import pytest
 
 from agent.cli import main
 from agent.commands.match import parse_cpus
+from poker.game import load_game
 from poker.log import parse_log
+from poker.state import State
 from tests.mqtt_broker import Broker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,11 +212,14 @@ def test_match_publishes_telemetry(tmp_path):
     assert ready.wait(10)
     try:
         out = run_match("leduc.limit.2p", "--players", "call", "random", "--hands", "40", "--seed", "3",
-                        "--mqtt", f"127.0.0.1:{broker.port}", "--json", "--quiet",
+                        "--mqtt", f"127.0.0.1:{broker.port}", "--json", "--quiet", "--watch",
                         "--log", str(tmp_path / "l.log"))
         assert out.returncode == 0, out.stderr
+        events = [json.loads(line) for seat in (1, 2)
+                  for line in (tmp_path / f"l.player{seat}.events.jsonl").read_text().splitlines()]
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and sum(t.endswith("/hand") for t, _ in got) < 80:
+        while time.monotonic() < deadline and (sum(t.endswith("/hand") for t, _ in got) < 80
+                                               or sum(t.endswith("/decision") for t, _ in got) < len(events)):
             time.sleep(0.05)
     finally:
         stop.set()
@@ -229,6 +234,14 @@ def test_match_publishes_telemetry(tmp_path):
         assert scores[-1]["hands"] == 40 and scores[-1]["chips"] == pytest.approx(player["chips"])
         states = [p["state"] for t, p in got if t == f"pokerbot/{name}/status"]
         assert states[0] == "online" and states[-1] == "finished"
+        # one decision message per action of the player in the log, the same as --watch's file
+        decisions = [p for t, p in got if t == f"pokerbot/{name}/decision"]
+        log = parse_log((tmp_path / "l.log").read_text())
+        acted = sum(1 for h in log.hands for a in State.from_betting(load_game("leduc.limit.2p"), h.betting).history
+                    if h.names[a.actor] == name)
+        assert len(decisions) == acted
+        assert decisions == [e for e in events if e["player"] == name]
+        assert all(d["distribution"] is None for d in decisions)  # bots have no blueprint to show
 
 
 def test_broker_dying_mid_match_costs_no_hand(tmp_path):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from poker.game import Game
 from poker.state import ActionKind, State
 from solver.evaluation.preflop import EQUITY_SAMPLES, equity_vs_random, rank_correlation
 from solver.play.player import bucket_fn, translated
-from solver.play.policy import Branch, BucketFn, TranslatedPolicy, follow
+from solver.play.policy import Branch, BucketFn, TranslatedPolicy, abstract_label, follow
 from solver.play.rows import uniform_rows
 from solver.strategy_io import StrategyFile
 from solver.tree import Tree
@@ -152,23 +151,6 @@ def _real_entry(state: State, action: Any) -> tuple[str, str]:
     return _KIND_NAME[action.kind], action.to_acpc(state.game.is_limit)
 
 
-def _abstract_label(tree: Tree, node: int, child: int) -> tuple[str, float | str | None]:
-    """Human label of abstract ``child`` of ``node`` and its pot fraction ('all-in', or
-    None for fold/call and limit raises)."""
-    a = int(tree.action[child])
-    if a == 0:
-        return "fold", None
-    if a == 1:
-        spent = tree.spent[node]
-        return ("check" if spent[int(tree.player[node])] == spent.max() else "call"), None
-    if tree.game.is_limit or tree.size is None or math.isnan(float(tree.size[child])):
-        return "raise", None
-    size = float(tree.size[child])
-    if size < 0:
-        return "raise all-in", "all-in"
-    return f"raise {size:g}p", size
-
-
 def _actions_at(policy: TranslatedPolicy, state: State, node: int, bucket: int) -> list[dict[str, Any]]:
     """Each abstract action of decision ``node`` for ``bucket``: label, abstract and real
     action, pot fraction, probability."""
@@ -176,7 +158,7 @@ def _actions_at(policy: TranslatedPolicy, state: State, node: int, bucket: int) 
     probs = policy.probabilities(node, bucket)
     out = []
     for i, child in enumerate(policy.children(node)):
-        label, size = _abstract_label(tree, node, child)
+        label, size = abstract_label(tree, node, child)
         kind, real = _real_entry(state, policy.real_action(child, state))
         out.append({
             "label": label,

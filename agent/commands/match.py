@@ -93,6 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="estimate strategy players' winnings by AIVAT after the match (default: "
                         "with --json only; on the full deck it takes some tens of milliseconds a hand)")
     add_mqtt_options(p)
+    p.add_argument("--watch", action="store_true",
+                   help="write every player's decisions beside the log (LOG's name.playerN.events.jsonl) "
+                        "so that 'pokerbot web' shows the match live")
     add_spin_option(p)
     p.add_argument("--cpus", metavar="LIST",
                    help="run the dealer and every player on these CPUs only, e.g. 0 or 0,1 or 0-3 "
@@ -245,8 +248,12 @@ def run(args: argparse.Namespace) -> int:
                 cmd = _cli("play", "--host", "127.0.0.1", "--port", port, *spec.cached().play_args(),
                            "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32),
                            "--spin-us", spin)
+                if args.mqtt or args.watch:
+                    cmd += ["--name", names[seat]]
                 if args.mqtt:
-                    cmd += ["--name", names[seat], *_mqtt_argv(args)]
+                    cmd += _mqtt_argv(args)
+                if args.watch:
+                    cmd += ["--events", str(log_path.with_suffix(f".player{seat + 1}.events.jsonl"))]
                 if spec.is_strategy:
                     cmd += ["--summary", str(_summary_path(log_path, seat))]
                 player_err = open(log_path.with_suffix(f".player{seat + 1}.err"), "wb")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from poker.game import Game, load_game
 from .. import eventloop
 from ..bots import BOTS, Bot
 from ..client import ClientError, MatchSummary, play_match
+from ..decisions import DecisionFile, WatchedBot
 from ..players import DEFAULT_MAPPING, PlayerSpec, open_for_play
 from ..protocol.codec import MatchState, ProtocolError
 from ..telemetry import MqttConfig, Telemetry
@@ -97,7 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="give up, exit 1, when nothing comes from the dealer for this long after "
                         "the connection, its last line or our last answer; the dealer starts when "
                         "every seat has connected (default: wait forever)")
-    p.add_argument("--name", help="the bot's name in telemetry topics (default: the bot's name)")
+    p.add_argument("--name", help="the bot's name in telemetry topics and decision events (default: the bot's name)")
+    p.add_argument("--events", type=Path, metavar="FILE",
+                   help="append every decision of this seat to FILE as a JSON line, flushed as it is made "
+                        "(what 'pokerbot web' shows live; 'pokerbot match --watch' passes it)")
     add_spin_option(p)
     add_mqtt_options(p)
     p.set_defaults(func=run)
@@ -105,21 +110,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttConfig | None,
                 name: str) -> MatchSummary:
-    if mqtt is None:
-        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
-                                spin_us=args.spin_us, read_timeout=args.read_timeout)
-    async with Telemetry(mqtt, name) as tel:
+    sinks: list[Callable[[dict[str, Any]], None]] = []
+    events = DecisionFile(args.events) if args.events is not None else None
+    if events is not None:
+        sinks.append(events)
+    try:
+        if mqtt is None:
+            seat = WatchedBot(bot, name, sinks) if sinks else bot
+            return await play_match(args.host, args.port, seat, game, action_timeout=args.action_timeout,
+                                    spin_us=args.spin_us, read_timeout=args.read_timeout)
+        async with Telemetry(mqtt, name) as tel:
 
-        def on_hand(ms: MatchState, chips: float) -> None:
-            tel.publish_hand(
-                {"hand": ms.hand_number, "position": ms.position, "betting": ms.state.betting_string(),
-                 "cards": ms.text.rsplit(":", 1)[-1]},
-                chips,
-                game.big_blind,
-            )
+            def on_hand(ms: MatchState, chips: float) -> None:
+                tel.publish_hand(
+                    {"hand": ms.hand_number, "position": ms.position, "betting": ms.state.betting_string(),
+                     "cards": ms.text.rsplit(":", 1)[-1]},
+                    chips,
+                    game.big_blind,
+                )
 
-        return await play_match(args.host, args.port, bot, game, action_timeout=args.action_timeout,
-                                on_hand=on_hand, spin_us=args.spin_us, read_timeout=args.read_timeout)
+            sinks.append(lambda event: tel.publish("decision", event))
+            return await play_match(args.host, args.port, WatchedBot(bot, name, sinks), game,
+                                    action_timeout=args.action_timeout, on_hand=on_hand,
+                                    spin_us=args.spin_us, read_timeout=args.read_timeout)
+    finally:
+        if events is not None:
+            events.close()
 
 
 DEFAULT_GAME = "holdem.nolimit.2p.reverse_blinds"

@@ -321,6 +321,24 @@ class TranslatedPolicy:
         return action, None
 
 
+def abstract_label(tree: Tree, node: int, child: int) -> tuple[str, float | str | None]:
+    """Human label of abstract ``child`` of decision ``node`` ("fold", "check", "call",
+    "raise 0.5p", "raise all-in", "raise" in limit games) and its pot fraction ('all-in',
+    or None for fold/call and limit raises)."""
+    a = int(tree.action[child])
+    if a == 0:
+        return "fold", None
+    if a == 1:
+        spent = tree.spent[node]
+        return ("check" if spent[int(tree.player[node])] == spent.max() else "call"), None
+    if tree.game.is_limit or tree.size is None or math.isnan(float(tree.size[child])):
+        return "raise", None
+    size = float(tree.size[child])
+    if size < 0:
+        return "raise all-in", "all-in"
+    return f"raise {size:g}p", size
+
+
 @dataclass
 class HandWalk:
     """One hand followed through the abstract tree by the player at ``position``.
@@ -343,6 +361,11 @@ class HandWalk:
     _own: dict[int, int] = field(default_factory=dict)
     _real: State | None = None
     _buckets: dict[int, int] = field(default_factory=dict)
+    #: The last opponent action followed: (its index in the hand's history, the abstract
+    #: node it was made at, the translation's outcomes, the child drawn), for a watcher.
+    last_mapping: tuple[int, int, list[tuple[int, float]], int] | None = None
+    #: The last decision: (abstract node, index of the action drawn), None after a fallback.
+    last_choice: tuple[int, int] | None = None
 
     def copy(self) -> HandWalk:
         """An independent copy (its own remembered choices, buckets and counts), to
@@ -367,8 +390,10 @@ class HandWalk:
                         self.node = self._own[k]
                     else:
                         outcomes, exact = pol.translate(self.node, real, logged.action)
+                        parent = self.node
                         self.node = _pick(outcomes, uniform(self.seed, self.hand, k, _STREAM_MAP))
                         if not mine:
+                            self.last_mapping = (k, parent, outcomes, self.node)
                             if exact:
                                 self.counts.on_tree += 1
                             else:
@@ -390,6 +415,7 @@ class HandWalk:
         self.node = pol.sync(self.node, state) if not self.lost else self.node
         if self.lost or not pol.in_step(self.node, state):
             self.counts.fallback += 1
+            self.last_choice = None
             return Action.call(), None
         street = state.round
         b = self._buckets.get(street)
@@ -400,6 +426,7 @@ class HandWalk:
             self.counts.uniform += 1
         k = len(state.history)
         i = _draw(probs, uniform(self.seed, self.hand, k, _STREAM_ACT))
+        self.last_choice = (self.node, i)
         child = pol._child[self.node] + i
         if own:
             self._own[k] = child
