@@ -223,6 +223,15 @@ def test_foreign_origins_are_refused(tmp_path: Path) -> None:
             assert err.value.status == 403
         async with session.get(f"{base}/static/../../table.py") as r:
             assert r.status == 404
+        # a page of another site reaching this loopback server through a rebound DNS name
+        rebound = f"http://rebound.example:{base.rsplit(':', 1)[1]}"
+        with pytest.raises(aiohttp.WSServerHandshakeError) as err:
+            await session.ws_connect(f"{base}/ws/play", origin=rebound, headers={"Host": rebound[7:]})
+        assert err.value.status == 403
+        async with session.get(f"{base}/", headers={"Host": rebound[7:]}) as r:
+            assert r.status == 403
+        async with session.get(f"{base}/", headers={"Host": "localhost"}) as r:
+            assert r.status == 200 and "/static/app.js" in await r.text()
 
     _serve(tmp_path, body)
 
@@ -287,7 +296,7 @@ def test_the_watch_view_follows_a_match_as_it_is_played(tmp_path: Path) -> None:
             assert first["matches"] == [] and first["watching"] is None
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "agent", "match", LEDUC, "--players",
-                f"strategy:{ROOT / 'strategies' / 'leduc.nolimit.2p.strategy'}", "random", "--hands", "2000",
+                f"strategy:{ROOT / 'strategies' / 'leduc.nolimit.2p.strategy'}", "random", "--hands", "1000",
                 "--seed", "5", "--watch", "--log", str(match_dir / "watched.log"), "--quiet", "--no-aivat",
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
             while not got["end"]:
@@ -301,13 +310,13 @@ def test_the_watch_view_follows_a_match_as_it_is_played(tmp_path: Path) -> None:
     log = parse_log((match_dir / "watched.log").read_text())
     assert log.score is not None
     assert got["reset"][0]["match"]["id"] == "watched"
-    assert [h["hand"] for h in got["hand"]] == list(range(1, 2001))
+    assert [h["hand"] for h in got["hand"]] == list(range(1, 1001))
     last = got["hand"][-1]
     assert last["betting"] == log.hands[-1].betting
     assert {b["player"]: b["chips"] for b in last["bankroll"]} == pytest.approx(
         dict(zip(log.score.names, log.score.values)))
     decisions = [d for d in got["decision"] if d["distribution"] is not None]
-    assert len(decisions) > 1000, "the strategy player's decisions reached the view"
+    assert len(decisions) > 500, "the strategy player's decisions reached the view"
     for d in decisions:
         assert sum(x["p"] for x in d["distribution"]) == pytest.approx(1.0, abs=1e-3)
         assert d["distribution"][d["chosen"]]["p"] > 0
@@ -315,3 +324,27 @@ def test_the_watch_view_follows_a_match_as_it_is_played(tmp_path: Path) -> None:
     assert mapped, "random's off-tree raises were translated"
     assert all(m["mapping"]["chosen"] in {t["label"] for t in m["mapping"]["to"]} for m in mapped)
     assert got["end"][0]["score"] == log.score.line
+
+
+def test_the_opponents_offered(tmp_path: Path) -> None:
+    """The reference bots, each strategy file of the folder (with its game), and any spec
+    given, re-solving included; a spec that cannot play is refused in one line."""
+    from agent.commands.options import UserError
+    from agent.commands.web import opponents
+
+    folder = tmp_path / "strategies"
+    folder.mkdir()
+    (folder / "leduc.nolimit.2p.strategy").write_bytes((ROOT / "strategies" / "leduc.nolimit.2p.strategy").read_bytes())
+    (folder / "broken.strategy").write_bytes(b"not a strategy")
+    games = {g.name for g, _ in default_games()}
+    offered = opponents(folder, [f"resolve:{folder / 'leduc.nolimit.2p.strategy'}"], games)
+    texts = [o.spec.text for o in offered]
+    assert texts[:5] == ["call", "raise", "random", "allin", "equity"]
+    assert f"strategy:{folder / 'leduc.nolimit.2p.strategy'}" in texts
+    resolving = next(o for o in offered if o.spec.resolve is not None)
+    assert resolving.game == LEDUC and "re-solving" in resolving.label
+    assert not any("broken" in t for t in texts)  # a file that is not a strategy is not offered
+    with pytest.raises(UserError, match="not a strategy|strategy file"):
+        opponents(folder, [f"strategy:{folder / 'broken.strategy'}"], games)
+    with pytest.raises(UserError, match="unknown bot"):
+        opponents(folder, ["nobody"], games)

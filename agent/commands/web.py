@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--game {args.game}: the table plays {', '.join(g.name for g, _ in games)}")
     config = WebConfig(games=games, opponents=opponents(args.strategies, args.opponent, {g.name for g, _ in games}),
                        match_dir=args.matches, hands=args.hands, timer_s=args.timer, seed=args.seed,
-                       default_game=args.game)
+                       default_game=args.game, loopback_only=_is_loopback(args.host))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
                         stream=sys.stderr)
     try:
@@ -148,6 +148,18 @@ def opponents(strategies: Path, extra: list[str], games: set[str]) -> list:  # t
         label = f"{spec.name} ({'re-solving ' if spec.resolve else ''}strategy)"
         out.append(Opponent(spec, label, game))
     return out
+
+
+def _is_loopback(host: str) -> bool:
+    """``host`` is a loopback address or name (the server then answers loopback names only)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _url_host(host: str) -> str:

@@ -77,6 +77,8 @@ class WebConfig:
     seed: int | None = None
     default_game: str | None = None
     default_opponent: str | None = None
+    #: Listening on a loopback address: answer only requests that name one (no DNS rebinding).
+    loopback_only: bool = True
     _seeds: int = field(default=0, repr=False)
 
 
@@ -102,9 +104,19 @@ class WebApp:
         app.on_shutdown.append(self._shutdown)
         return app
 
+    def _host_allowed(self, request: web.Request) -> bool:
+        """On a loopback address, only a loopback name in the Host header: a page of
+        another site that a rebound DNS name points here is not served a seat."""
+        if not self.config.loopback_only:
+            return True
+        host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+        return host.strip("[]") in ("127.0.0.1", "localhost", "::1")
+
     # -- pages ------------------------------------------------------------------------
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
+        if not self._host_allowed(request):
+            raise web.HTTPForbidden(text="this server answers only to 127.0.0.1, localhost and [::1]\n")
         return web.FileResponse(STATIC / "index.html", headers={**_SECURITY_HEADERS, "Content-Type": "text/html"})
 
     async def _static(self, request: web.Request) -> web.StreamResponse:
@@ -119,6 +131,9 @@ class WebApp:
         """The WebSocket of a page from this server's own origin, or an HTTP 403."""
         origin = request.headers.get("Origin")
         own = {f"{request.scheme}://{request.host}"}
+        if not self._host_allowed(request):
+            log.warning("refused a WebSocket for host %r: this server answers on loopback names only", request.host)
+            raise web.HTTPForbidden(text="this server answers only to 127.0.0.1, localhost and [::1]\n")
         if origin not in own:
             log.warning("refused a WebSocket from origin %r (this page's is %s)", origin, request.host)
             raise web.HTTPForbidden(text="WebSockets are accepted only from this server's own page\n")
@@ -195,6 +210,7 @@ class WebApp:
         """``ws`` becomes the tab that plays; the one before it is told."""
         old = self.holder
         if old is not None and old is not ws:
+            log.info("another tab took the seat; the tab before it was told")
             await _send(old, {"type": "notice",
                               "message": "this table was opened in another tab: reload this page to play here"})
             if self.table is not None:
