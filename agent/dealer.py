@@ -593,3 +593,14 @@ def parse_names(values: Sequence[str] | None, num_players: int) -> tuple[str, ..
     if len(names) < num_players:
         raise ValueError(f"{len(names)} player names given, the game needs {num_players}")
     return tuple(names[:num_players])
+
+
+def stderr_tail(path: Path) -> str:
+    """What a dealer's stderr file (or any process's) last said: its last ``ERROR`` line,
+    else its last line; ``no output`` for an empty or missing file."""
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "no output"
+    errors = [ln for ln in lines if ln.startswith("ERROR")]
+    return (errors or lines or ["no output"])[-1]

@@ -31,6 +31,7 @@ from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
 from solver.play.policy import TranslatedPolicy
 
+from ..dealer import stderr_tail
 from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
@@ -242,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             port_line = dealer.stdout.readline().decode().split()
             if len(port_line) != game.num_players:
                 dealer.wait(timeout=10)
-                raise UserError(f"the dealer did not start: {_tail(err_path)}")
+                raise UserError(f"the dealer did not start: {stderr_tail(err_path)}")
             for seat, (spec, port) in enumerate(zip(specs, port_line)):
                 # 'auto' tables were built above: the seat finds them in the cache
                 cmd = _cli("play", "--host", "127.0.0.1", "--port", port, *spec.cached().play_args(),
@@ -278,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
                     p.kill()
                     p.wait()
     if dealer.returncode != 0:
-        print(f"pokerbot match: the match was aborted (dealer exit {dealer.returncode}): {_tail(err_path)}",
+        print(f"pokerbot match: the match was aborted (dealer exit {dealer.returncode}): {stderr_tail(err_path)}",
               file=sys.stderr)
     log = parse_log(log_path.read_text())
     results = match_results(log, game.big_blind, passes)
@@ -453,12 +454,3 @@ class _HandCounter:
         self.count += data[:cut].count(b"STATE:")
         self.offset += cut
         return self.count
-
-
-def _tail(path: Path) -> str:
-    try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except FileNotFoundError:
-        return "no output"
-    errors = [ln for ln in lines if ln.startswith("ERROR")]
-    return (errors or lines or ["no output"])[-1]

@@ -34,7 +34,7 @@ from typing import IO, Any
 from poker.game import Game
 from poker.state import Action, IllegalActionError
 
-from ..dealer import Dealer, DealerConfig
+from ..dealer import Dealer, DealerConfig, stderr_tail
 from ..players import PlayerSpec
 from ..protocol.client_state import NEED_DATA, ClientConnection, MatchEnded, StateMessage
 from ..protocol.codec import MatchState, ProtocolError
@@ -130,7 +130,7 @@ class PlayTable:
         self._tasks.append(self._dealer_task)
         done, _ = await asyncio.wait({ports, self._dealer_task}, return_when=asyncio.FIRST_COMPLETED)
         if not ports.done():
-            self._end("aborted", f"the dealer did not start: {_last_line(self.log_path.with_suffix('.dealer.err'))}")
+            self._end("aborted", f"the dealer did not start: {stderr_tail(self.log_path.with_suffix('.dealer.err'))}")
             return
         you, bot = ports.result()
         bot_err = open(self.log_path.with_suffix(".player2.err"), "wb")  # noqa: SIM115
@@ -339,7 +339,7 @@ class PlayTable:
             self.score_line = result.score
             self._end("finished", f"match over after {result.hands_played} hands: {result.score}")
         else:
-            self._end("aborted", f"the match was aborted: {_last_line(self.log_path.with_suffix('.dealer.err'))}")
+            self._end("aborted", f"the match was aborted: {stderr_tail(self.log_path.with_suffix('.dealer.err'))}")
 
     def _end(self, status: str, text: str) -> None:
         if self.over:
@@ -428,12 +428,3 @@ def _fold_or_check_word(ms: MatchState) -> str:
 def _person_words(rule: str) -> str:
     """The rules engine's message for the person: it speaks of positions, the person is 'you'."""
     return rule.replace("position 0's", "your").replace("position 1's", "your")
-
-
-def _last_line(path: Path) -> str:
-    try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return "no output"
-    errors = [ln for ln in lines if ln.startswith("ERROR")]
-    return (errors or lines or ["no output"])[-1]
