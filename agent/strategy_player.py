@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from poker.state import Action, ActionKind, State
+from poker.state import Action, ActionKind, LoggedAction, State
 from solver.play.player import translated
 from solver.play.policy import HandWalk, TranslationCounts, abstract_label
 from solver.strategy_io import StrategyFile
@@ -84,27 +84,41 @@ class StrategyPlayer:
 
     def explain(self, match_state: MatchState) -> dict[str, Any]:
         """The last decision (the one :meth:`act` just made for ``match_state``) told for a
-        watcher: the abstract distribution with the action drawn (``chosen``), how the
-        opponent's last raise was translated, and whether the player fell back to
-        check/call (see :mod:`agent.decisions`)."""
+        watcher: the distribution with the action drawn (``chosen``): the blueprint's
+        abstract actions, or, where a re-solve chose (``resolved``), the subgame's real
+        actions; how the opponent's last raise was translated into the blueprint's tree;
+        and whether the player fell back to check/call (see :mod:`agent.decisions`)."""
         walk = self._walk
         out: dict[str, Any] = {"distribution": None, "chosen": None, "mapping": None, "fallback": False}
-        if not isinstance(walk, HandWalk):
-            return out  # a re-solving walk answers from its own subgame
+        if walk is None:
+            return out
+        blueprint = walk if isinstance(walk, HandWalk) else walk.walk
+        resolved = None if isinstance(walk, HandWalk) else walk.last_play
         tree = self.policy.tree
-        choice = walk.last_choice
-        if choice is None or self._probs is None:
+        if resolved is not None:  # a subgame's solution chose: its real actions and probabilities
+            actions, probs, i = resolved
+            state = match_state.state
+            out["distribution"] = [
+                {"label": action_text(state, LoggedAction(match_state.position, a)), "p": round(float(q), 4)}
+                for a, q in zip(actions, probs)
+            ]
+            out["chosen"] = i
+            out["resolved"] = True
+        elif blueprint.last_choice is None or self._probs is None:
             out["fallback"] = True
         else:
-            node, i = choice
+            node, i = blueprint.last_choice
             out["distribution"] = [
                 {"label": abstract_label(tree, node, c)[0], "p": round(float(q), 4)}
                 for c, q in zip(self.policy.children(node), self._probs)
             ]
             out["chosen"] = i
-        mapped = walk.last_mapping
+        mapped = blueprint.last_mapping
         history = match_state.state.history
-        if mapped is not None and mapped[0] < len(history) and history[mapped[0]].action.kind is ActionKind.RAISE:
+        theirs = [k for k, a in enumerate(history) if a.actor != match_state.position]
+        # only the opponent's last action, when it was a raise the blueprint's walk translated
+        if (mapped is not None and theirs and mapped[0] == theirs[-1]
+                and history[mapped[0]].action.kind is ActionKind.RAISE):
             k, parent, outcomes, drawn = mapped
             before = _state_before(match_state.state, k)
             out["mapping"] = {
@@ -126,7 +140,6 @@ class StrategyPlayer:
             **self.counts.to_dict(),
             **({"resolve": self.resolve_counts.to_dict()} if self.resolve_counts is not None else {}),
         }
-
 
 
 def _state_before(state: State, k: int) -> State:

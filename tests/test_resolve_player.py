@@ -414,3 +414,35 @@ def test_a_first_preflop_re_solve_is_made_once_per_history():
     board = (Dealer(game, 3).next_deal().boards[1][0],)
     on_board = solve_at(flop, opts, board)
     assert on_board.status == "solved" and solve_at(flop, opts, board).solver is not on_board.solver
+
+
+def test_a_watcher_is_told_the_re_solves_distribution():
+    """Where a re-solve chose, the decision event carries the subgame's real actions and
+    their probabilities (the action played among them); where the blueprint chose, its
+    abstract ones."""
+    from agent.decisions import decision_event
+    from agent.protocol.client_state import ClientConnection
+    from agent.strategy_player import StrategyPlayer
+
+    name = "leduc.nolimit.2p"
+    player = StrategyPlayer(open_strategy(STRATEGIES / f"{name}.strategy", game=GAMES[name]), seed=4,
+                            resolve=ResolveOptions(iterations=30, first_street=0))
+
+    def told(line: bytes):
+        conn = ClientConnection(GAMES[name])
+        conn.initiate()
+        conn.receive_data(line)
+        ms = conn.next_event().match_state
+        action = player.act(ms)
+        return action, decision_event(ms, action, "p", player.explain(ms))
+
+    # position 1 faces a raise to 7 (a bet of 3 pots): off the blueprint's tree, so it re-solves
+    action, event = told(b"MATCHSTATE:1:0:r7:|Qs\r\n")
+    assert event["resolved"] is True and event["fallback"] is False
+    dist = event["distribution"]
+    assert sum(d["p"] for d in dist) == pytest.approx(1.0, abs=1e-3) and dist[event["chosen"]]["p"] > 0
+    assert {d["label"] for d in dist} >= {"folds", "calls 6"} and event["action_text"] == dist[event["chosen"]]["label"]
+    assert event["mapping"] is None  # the re-solve met the real bet: nothing was translated
+    # a new hand from the root: the blueprint chooses, over its abstract actions
+    _, event = told(b"MATCHSTATE:0:1::Ks|\r\n")
+    assert "resolved" not in event and event["distribution"][0]["label"] == "check"

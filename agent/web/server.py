@@ -216,9 +216,9 @@ class WebApp:
             if self.table is not None:
                 self.table.detach()
         self.holder = ws
-        if self.table is not None:
-            self.table.attach()
-        await _send(ws, self.table.snapshot() if self.table is not None else {"type": "table", "status": "none"})
+        assert self.table is not None  # a seat is taken at a table
+        self.table.attach()
+        await _send(ws, self.table.snapshot())
 
     async def _start(self, ws: web.WebSocketResponse, doc: dict[str, Any]) -> None:
         cfg = self.config

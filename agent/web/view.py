@@ -13,7 +13,6 @@ from typing import Any
 
 from poker.cards import card_to_str
 from poker.game import Game
-from poker.hand_names import hand_name
 from poker.state import ActionKind, LoggedAction, State
 
 from ..protocol.codec import MatchState
@@ -198,6 +197,7 @@ def hand_result(ms: MatchState, value: float | None, who: Sequence[str]) -> dict
     shown = [p for p in range(game.num_players) if ms.holes[p] and not state.folded[p]]
     showdown = []
     if len(shown) > 1:
+        from poker.hand_names import hand_name  # the evaluator's tables, built on first use
         showdown = [{"who": who[p], "cards": cards(ms.holes[p]),
                      "hand_name": hand_name(ms.holes[p] + board)} for p in shown]
     chips = float(value) if value is not None else 0.0

@@ -172,6 +172,9 @@ class ResolvingWalk:
         self._seen = 0
         self._real = State.new_hand(self.game)
         self._off_tree = False  # the opponent's last action was off the tree
+        #: The last decision when a subgame's solution made it: (its real actions, their
+        #: probabilities for the hand, the index drawn); None when the blueprint made it.
+        self.last_play: tuple[list[Action], np.ndarray, int] | None = None
         self._my_range: np.ndarray | None = None  # after the hand's first re-solve
         self._solution: SubgameSolver | None = None
         self._node = 0  # where the real history is in the last solution's tree
@@ -239,6 +242,7 @@ class ResolvingWalk:
         and the probabilities it was drawn from (None where the blueprint's fallback call
         played)."""
         self._follow(state, board)
+        self.last_play = None
         game = self.game
         first = self.options.first_street if self.options.first_street is not None else max(game.num_rounds - 2, 0)
         sol = self._solution
@@ -267,6 +271,7 @@ class ResolvingWalk:
         i = min(int(np.searchsorted(np.cumsum(probs), u, side="right")), len(probs) - 1)
         while probs[i] <= 0.0 and i > 0:
             i -= 1
+        self.last_play = (solver.tree.actions[node], probs, i)
         return solver.tree.actions[node][i], probs
 
     def _resolve(self, state: State, board: Sequence[int], previous: tuple[SubgameSolver, int] | None,
