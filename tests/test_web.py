@@ -348,3 +348,26 @@ def test_the_opponents_offered(tmp_path: Path) -> None:
         opponents(folder, [f"strategy:{folder / 'broken.strategy'}"], games)
     with pytest.raises(UserError, match="unknown bot"):
         opponents(folder, ["nobody"], games)
+
+
+def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
+    """``pokerbot web --port 0`` says where it serves; SIGTERM stops it cleanly (exit 0)."""
+    import re
+    import signal
+    import time
+
+    err = tmp_path / "web.err"
+    with open(err, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "agent", "web", "--port", "0", "--matches",
+                                 str(tmp_path / "m")], stdout=subprocess.DEVNULL, stderr=fh, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 30
+            while not re.search(r"serving http://127\.0\.0\.1:(\d+)/", err.read_text()):
+                assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(15) == 0, err.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert "stopped" in err.read_text() and "Traceback" not in err.read_text()

@@ -87,10 +87,13 @@ def run(args: argparse.Namespace) -> int:
                        default_game=args.game, loopback_only=_is_loopback(args.host))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
                         stream=sys.stderr)
+    from aiohttp.web_runner import GracefulExit
+
     try:
         asyncio.run(_serve(WebApp(config).app(), args.host, args.port))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, GracefulExit):  # Ctrl-C or SIGTERM: the server's normal end
         pass
+    print("pokerbot web: stopped", file=sys.stderr)
     return 0
 
 
