@@ -16,7 +16,7 @@ from itertools import combinations
 from .cards import rank_of
 from .evaluator import evaluate, hand_category
 
-__all__ = ["hand_name", "RANK_WORDS"]
+__all__ = ["hand_name", "kicker", "RANK_WORDS"]
 
 #: Rank words, index = ACPC rank (0 is a two, 12 an ace).
 RANK_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -39,6 +39,35 @@ def _straight_top(ranks: list[int]) -> int:
     return 3 if ranks == [0, 1, 2, 3, _ACE] else ranks[-1]
 
 
+def _shape(cards: Sequence[int]) -> tuple[int, Counter[int], list[int]]:
+    """The best hand's category, its rank counts, and its ranks grouped by how often they
+    occur (the larger group, then the higher rank, first): the order ranks decide in."""
+    best = _best_five(cards)
+    counts = Counter(rank_of(c) for c in best)
+    return hand_category(evaluate(best)), counts, sorted(counts, key=lambda r: (counts[r], r), reverse=True)
+
+
+def kicker(winner: Sequence[int], loser: Sequence[int]) -> str | None:
+    """The rank that makes ``winner``'s hand beat ``loser``'s hand of the same name (``"jack"``
+    in "pair of sixes, jack kicker"); None when the names differ or ``winner`` does not win
+    on a lower card.
+
+    >>> from poker.cards import parse_cards
+    >>> board = parse_cards("As9d6s3d6c")
+    >>> kicker(parse_cards("8dJd") + board, parse_cards("Td4d") + board)
+    'jack'
+    """
+    if hand_name(winner) != hand_name(loser):
+        return None
+    category, _, mine = _shape(winner)
+    if category in (4, 8):  # straights of one name tie
+        return None
+    for a, b in zip(mine, _shape(loser)[2]):
+        if a != b:
+            return RANK_WORDS[a] if a > b else None
+    return None
+
+
 def hand_name(cards: Sequence[int]) -> str:
     """The name of the best hand in ``cards`` (distinct cards, 1 to 7).
 
@@ -50,11 +79,7 @@ def hand_name(cards: Sequence[int]) -> str:
     >>> hand_name(parse_cards("Qs"))
     'queen high'
     """
-    best = _best_five(cards)
-    category = hand_category(evaluate(best))
-    counts = Counter(rank_of(c) for c in best)
-    # Ranks grouped by how often they occur, the larger group and then the higher rank first.
-    groups = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
+    category, counts, groups = _shape(cards)
     top = groups[0]
     if category == 8:
         high = _straight_top(list(counts))

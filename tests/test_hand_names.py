@@ -93,3 +93,29 @@ def test_seven_card_names_agree_with_treys_and_a_count_of_the_cards() -> None:
 ])
 def test_short_hands_and_the_wheel(cards: str, name: str) -> None:
     assert hand_name(parse_cards(cards)) == name
+
+
+def test_a_kicker_is_named_exactly_when_a_lower_card_decides() -> None:
+    """Over random showdowns on one board: the kicker is named when both hands have one
+    name and the evaluator says one wins (straights of one name always tie), never for
+    the loser or a tie; it is a rank the winner holds in its best hand."""
+    from poker.evaluator import evaluate
+    from poker.hand_names import kicker
+
+    rng = np.random.default_rng(11)
+    named = 0
+    for _ in range(1500):
+        deal = [int(c) for c in rng.permutation(52)[:9]]
+        a, b, board = deal[:2], deal[2:4], deal[4:]
+        ra, rb = evaluate(a + board), evaluate(b + board)
+        same = hand_name(a + board) == hand_name(b + board)
+        ka, kb = kicker(a + board, b + board), kicker(b + board, a + board)
+        if not same or ra == rb:
+            assert ka is None and kb is None
+            continue
+        winner, k, other = (a, ka, kb) if ra > rb else (b, kb, ka)
+        assert other is None and k is not None
+        assert k in {RANK_WORDS[c >> 2] for c in winner + board}
+        named += 1
+    assert named > 50
+    assert kicker(parse_cards("AhKd") + parse_cards("AsAc7d5h2s"), parse_cards("AdQd") + parse_cards("AsAc7d5h2s")) == "king"

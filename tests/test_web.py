@@ -91,6 +91,11 @@ def test_hand_result_names_both_hands_at_a_showdown() -> None:
         {"who": "bot", "cards": ["Kh", "5s"], "hand_name": "two pair, kings and fives"},
     ]
     assert result["text"] == "you win 200 with three of a kind, kings"
+    conn.receive_data(b"MATCHSTATE:1:5:cc/cc/cc/cc:Td4d|8dJd/As9d6s/3d/6c\r\n")  # one name each side
+    event = conn.next_event()
+    assert isinstance(event, StateMessage)
+    result = view.hand_result(event.match_state, event.value, ["bot", "you"])
+    assert result["text"] == "you win 200 with pair of sixes, jack kicker" and result["chips"] == 100.0
     assert parse_cards("KsKd")  # the cards the test wrote are cards
 
 

@@ -217,6 +217,12 @@ def hand_result(ms: MatchState, value: float | None, who: Sequence[str]) -> dict
     else:
         w = me if winner == who[me] else other
         named = next((s["hand_name"] for s in showdown if s["who"] == who[w]), None)
+        if named and len(shown) == 2:  # the same name on both sides: the card that decided
+            from poker.hand_names import kicker
+
+            loser = other if w == me else me
+            deciding = kicker(ms.holes[w] + board, ms.holes[loser] + board)
+            named += f", {deciding} kicker" if deciding else ""
         text = f"{_says(who[w], 'win')} {pot}" + (f" with {named}" if named else "")
     return {
         "hand": ms.hand_number + 1,
