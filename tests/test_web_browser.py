@@ -144,7 +144,12 @@ def _sit_down(d: Any, server: WebServer, game: str, opponent: str) -> None:
     Select(d.find_element(By.ID, "game")).select_by_value(game)
     _wait(d, lambda d: opponent in [o.get_attribute("value") for o in Select(d.find_element(By.ID, "opponent")).options])
     Select(d.find_element(By.ID, "opponent")).select_by_value(opponent)
+    before = d.find_element(By.ID, "log-path").text
     d.find_element(By.ID, "start").click()
+    # the page shows the new match (its own log), not the one that ended before it
+    _wait(d, lambda d: d.find_element(By.ID, "log-path").text not in ("", before)
+          and d.find_element(By.ID, "status").get_attribute("data-status") in ("starting", "playing"),
+          60, "the new match")
 
 
 def _my_turn_or_over(d: Any) -> str | None:
