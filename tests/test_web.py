@@ -99,6 +99,39 @@ def test_hand_result_names_both_hands_at_a_showdown() -> None:
     assert parse_cards("KsKd")  # the cards the test wrote are cards
 
 
+def test_a_watcher_is_told_the_blueprints_distribution_translation_and_fallback() -> None:
+    """The strategy player's decision events: its abstract distribution (the action drawn
+    marked), how an off-tree raise was translated, and a fallback past the tree's cap."""
+    from agent.decisions import decision_event
+    from agent.protocol.client_state import ClientConnection, StateMessage
+    from agent.strategy_player import StrategyPlayer
+    from solver.strategy_io import open_strategy
+
+    game = load_game(LEDUC)
+    player = StrategyPlayer(open_strategy(ROOT / "strategies" / f"{LEDUC}.strategy", game=game), seed=1)
+
+    def told(line: bytes) -> dict[str, Any]:
+        conn = ClientConnection(game)
+        conn.initiate()
+        conn.receive_data(line)
+        event = conn.next_event()
+        assert isinstance(event, StateMessage)
+        ms = event.match_state
+        return decision_event(ms, player.act(ms), "leduc", player.explain(ms))
+
+    root = told(b"MATCHSTATE:0:0::Ks|\r\n")
+    labels = [d["label"] for d in root["distribution"]]
+    assert labels[0] == "check" and "raise all-in" in labels and root["mapping"] is None
+    assert root["distribution"][root["chosen"]]["p"] > 0
+    assert root["action_text"].startswith(("checks", "bets", "goes all-in"))
+    mapped = told(b"MATCHSTATE:1:1:r4:|Qs\r\n")  # a raise of 1.5 pots: between the tree's 1 and 2 pots
+    assert mapped["mapping"]["real"] == "raises to 4"
+    assert {t["label"] for t in mapped["mapping"]["to"]} == {"raise 1p", "raise 2p"}
+    assert sum(t["p"] for t in mapped["mapping"]["to"]) == pytest.approx(1.0)
+    past = told(b"MATCHSTATE:0:2:r2r3r4r5:Ks|\r\n")  # past the tree's cap: the player calls
+    assert past["fallback"] is True and past["distribution"] is None and past["action"] == "call"
+
+
 # ---------------------------------------------------------------- the server, for real
 
 
