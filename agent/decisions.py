@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from poker.state import Action, LoggedAction
 
-from .protocol.codec import MatchState
+from .protocol.codec import MatchState, legalize
 from .web.view import action_text, cards, street_name
 
 __all__ = ["DecisionFile", "WatchedBot", "decision_event"]
@@ -121,8 +121,6 @@ class WatchedBot:
         return answer
 
     def _tell(self, ms: MatchState, answer: object) -> None:
-        from .protocol.codec import legalize
-
         try:
             action = legalize(ms.state, answer)  # what the client will send
             explanation = self._explain(ms) if self._explain is not None else None

@@ -267,6 +267,11 @@ class PlayerSpec:
             return str(self.bot)
         return self.strategy.stem + ("+resolve" if self.resolve is not None else "")
 
+    @property
+    def log_name(self) -> str:
+        """:attr:`name` as one word of a dealer's log (no ``|``, ``:`` or space), or ''."""
+        return self.name.replace("|", "_").replace(":", "_").replace(" ", "_")
+
     def play_args(self) -> list[str]:
         """The spec as ``pokerbot play`` flags: ``--bot NAME``, or ``--strategy FILE`` with
         every option (so the seat plays what the spec says, whatever the defaults); as

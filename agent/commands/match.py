@@ -164,7 +164,7 @@ def _names(specs: list[PlayerSpec]) -> list[str]:
     where a player plays more than one seat."""
     names = []
     for i, spec in enumerate(specs):
-        base = spec.name.replace("|", "_").replace(":", "_").replace(" ", "_") or "strategy"
+        base = spec.log_name or "strategy"
         names.append(base if specs.count(spec) == 1 else f"{base}-{specs[: i + 1].count(spec)}")
     return names
 

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -98,7 +99,6 @@ class PlayTable:
         self._tasks: list[asyncio.Task[Any]] = []
         self._bot: asyncio.subprocess.Process | None = None
         self._files: list[IO[Any]] = []
-        self._chips = 0.0
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -115,7 +115,7 @@ class PlayTable:
                 game=cfg.game,
                 num_hands=cfg.hands,
                 seed=cfg.seed,
-                names=("you", _seat_name(cfg.opponent)),
+                names=("you", (cfg.opponent.log_name or "bot")),
                 limits=PERSON_LIMITS,
                 log_path=self.log_path,
                 match_name=self.name,
@@ -309,7 +309,6 @@ class PlayTable:
         if ms.state.actor is None:
             value = event.value
             self.values.append(value if value is not None else 0.0)
-            self._chips += value or 0.0
             who = _who(ms)
             result = view.hand_result(ms, value, who)
             self.last_hand = result
@@ -378,7 +377,7 @@ class PlayTable:
             "last_hand": self.last_hand,
             "score": {
                 "hands": len(self.values),
-                "chips": self._chips,
+                "chips": math.fsum(self.values),
                 "mbb_per_game": mean * to_mbb,
                 "ci95": [lo * to_mbb, hi * to_mbb] if len(self.values) > 1 else None,
             },
@@ -387,7 +386,7 @@ class PlayTable:
         if ms is None:
             return doc
         who = _who(ms)
-        names = ["you" if w == "you" else _seat_name(cfg.opponent) for w in who]
+        names = ["you" if w == "you" else (cfg.opponent.log_name or "bot") for w in who]
         seat_of = [0 if w == "you" else 1 for w in who]
         state = ms.state
         waiting = self._pending is not None and not self._pending.done()
@@ -410,11 +409,6 @@ class PlayTable:
 def _who(ms: MatchState) -> list[str]:
     """``"you"`` or ``"bot"`` per position, from the receiver's (the person's) side."""
     return ["you" if p == ms.position else "bot" for p in range(ms.game.num_players)]
-
-
-def _seat_name(spec: PlayerSpec) -> str:
-    """The bot's name in the dealer's log (one word, as the log format wants)."""
-    return spec.name.replace("|", "_").replace(":", "_").replace(" ", "_") or "bot"
 
 
 def _fold_or_check(ms: MatchState) -> Action:

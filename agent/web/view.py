@@ -70,6 +70,13 @@ def _bb(game: Game, chips: float) -> float:
     return round(chips / game.big_blind, 2)
 
 
+def _facing_a_bet(state: State) -> bool:
+    """A raise here raises a bet (someone raised this round, or the first round's blinds
+    stand); otherwise it is the round's first bet."""
+    return any(a.action.kind is ActionKind.RAISE for a in state.actions[-1]) or (
+        state.round == 0 and state.max_spent > 0)
+
+
 def action_text(before: State, logged: LoggedAction) -> str:
     """How a player would say an action: ``folds``, ``checks``, ``calls 200``, ``bets 300``,
     ``raises to 900``, ``goes all-in for 20000`` (amounts are raise-to, the hand's total)."""
@@ -85,9 +92,7 @@ def action_text(before: State, logged: LoggedAction) -> str:
         to = min(before.max_spent + before.game.raise_size[before.round], before.game.stack[p])
     if not before.game.is_limit and to >= before.game.stack[p]:
         return f"goes all-in for {to}"
-    opened = any(a.action.kind is ActionKind.RAISE for a in before.actions[-1]) or (
-        before.round == 0 and before.max_spent > 0)
-    return f"raises to {to}" if opened else f"bets {to}"
+    return f"raises to {to}" if _facing_a_bet(before) else f"bets {to}"
 
 
 def streets_view(ms: MatchState, who: Sequence[str]) -> list[dict[str, Any]]:
@@ -101,17 +106,13 @@ def streets_view(ms: MatchState, who: Sequence[str]) -> list[dict[str, Any]]:
             board += ms.boards[r]
         entry: dict[str, Any] = {"name": street_name(game, r), "board": cards(board), "actions": []}
         for logged in round_actions:
-            amount = logged.action.amount
-            text = action_text(state, logged)
-            if logged.action.kind is ActionKind.CALL:  # the chips the call put in, as its text says
-                chips = min(state.max_spent, game.stack[logged.actor]) - state.spent[logged.actor]
-            else:
-                chips = amount if amount is not None else state.spent[logged.actor]
-            if logged.action.kind is ActionKind.RAISE and amount is None:
-                chips = min(state.max_spent + game.raise_size[state.round], game.stack[logged.actor])
-            entry["actions"].append({"who": who[logged.actor], "text": text, "chips": chips,
+            after = state.apply(logged.action)
+            p = logged.actor
+            # a call: the chips it put in, as its text says; a raise: its raise-to; a fold: the chips in
+            chips = after.spent[p] - state.spent[p] if logged.action.kind is ActionKind.CALL else after.spent[p]
+            entry["actions"].append({"who": who[p], "text": action_text(state, logged), "chips": chips,
                                      "bb": _bb(game, chips)})
-            state = state.apply(logged.action)
+            state = after
         out.append(entry)
     return out
 
@@ -124,14 +125,12 @@ def legal_view(state: State) -> dict[str, Any] | None:
     game = state.game
     owed = state.to_call
     lo, hi = state.min_raise_to, state.max_raise_to
-    opened = any(a.action.kind is ActionKind.RAISE for a in state.actions[-1]) or (
-        state.round == 0 and state.max_spent > 0)
     view: dict[str, Any] = {
         "fold": state.can_fold(),
         "call": True,
         "call_text": "check" if owed == 0 else f"call {owed}",
         "raise": lo is not None,
-        "raise_text": "raise" if opened else "bet",
+        "raise_text": "raise" if _facing_a_bet(state) else "bet",
         "min_to": lo,
         "max_to": hi,
         "limit": game.is_limit,
