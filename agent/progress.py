@@ -108,6 +108,16 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
+    def note(self, line: str) -> None:
+        """Print ``line`` (flushed) above the bar, which is then drawn again."""
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line + "\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        if self.enabled and self.tty:
+            self._draw(time.monotonic())
+
     def close(self) -> None:
         """Draw the final state and end the line."""
         if self.enabled:

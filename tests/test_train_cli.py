@@ -388,4 +388,7 @@ def test_train_short20_deals_with_a_regret_floor(tmp_path, capsys):
     assert doc["options"]["dtype"] == "float32"
     # evaluated exactly on the listed game: far below the uniform strategy's
     assert 0 < doc["real_mbb_per_game"] < 20_000
+    # and so is the policy as stored, one byte per probability (it read 0 when measured
+    # on the dealt problem, which has no chance layer to walk)
+    assert doc["stored_real_exploitability"] == pytest.approx(doc["real_exploitability"], rel=0.05)
     assert load_strategy(out).iterations == 100_000

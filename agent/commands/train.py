@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.training.algorithms import ALGORITHMS, FORMS
+from solver.training.cluster import SYNC_SECONDS, ClusterOptions
 from solver.training.config import (
     AVERAGING,
     DEEP_KEYS,
@@ -32,6 +33,7 @@ from solver.training.config import (
     AlgorithmConfig,
     Budget,
     CheckpointConfig,
+    ConfigError,
     EvaluationConfig,
     TrainingConfig,
 )
@@ -97,7 +99,13 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "final_eval": ("bool", None),
     "out": ("path", None),
     "metrics": ("path", None),
+    "cluster": ("str", None),
+    "workers": ("int", None),
+    "sync_seconds": ("float", None),
+    "sync_iterations": ("int", None),
 }
+#: The keys of a cluster run (each needs ``cluster``).
+CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations")
 #: The discount and pruning keys (each an AlgorithmConfig field of the same name).
 SCHEDULE_KEYS = (
     "discount", "discount_every", "discount_until", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
@@ -182,7 +190,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "game, betting, abstraction, algo, seconds, iterations, threads, seed, dtype, "
             "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, traversals, memory_size, net_width, net_layers, sgd_steps, batch_size, policy_steps, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
-            "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics. "
+            "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics, "
+            "cluster, workers, sync_seconds, sync_iterations. "
             "Options on the command line override the file. Relative paths in the file "
             "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
             "as on the command line, not to the file's folder. Unknown keys and values of the "
@@ -207,6 +216,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "and exploitability / mbb_per_game (abstract game) when an evaluation happened "
             "then. The last line has \"final\": true, the final evaluation, \"interrupted\" "
             "and \"signal\" (SIGINT, SIGTERM or null).",
+            "On a Ray cluster (the optional cluster extra: pip install -e '.[cluster]'): "
+            "--cluster ADDRESS (HOST:PORT of a running cluster's head, 'auto', or 'local' for "
+            "a Ray instance of this machine) --workers N trains es, os, as or tcfr on N worker "
+            "processes of --threads Hogwild threads each. The driver (this process) keeps "
+            "the tables; each round, every worker copies them, runs its share of the round's "
+            "iterations with the same kernel and sends back what its copy gained (float32, "
+            "sparse where that is smaller); the driver adds the mean. Rounds last "
+            f"--sync-seconds (default {SYNC_SECONDS:g}) or --sync-iterations N a worker "
+            "(then, with one thread a worker, the run repeats bit for bit). Iteration "
+            "schedules (discounting, pruning, linear averaging, targeting) follow the "
+            "driver's count. Every worker builds the game, the betting tree and the buckets "
+            "itself and refuses to join, in one line, if they or its code differ from the "
+            "driver's; a card abstraction is sent to each machine once. A worker that dies "
+            "is replaced and its share run again; checkpoints and --resume work as on one "
+            "machine (the driver writes them).",
         )),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -438,6 +462,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="train nothing, write nothing: check the run and print its plan (predicted "
         "time and memory)",
     )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="train on a Ray cluster: HOST:PORT of its head, 'auto', or 'local' (es, os, as, tcfr)",
+    )
+    p.add_argument("--workers", type=int, metavar="N", help="--cluster: worker processes (each --threads threads)")
+    p.add_argument(
+        "--sync-seconds",
+        type=float,
+        metavar="T",
+        help=f"--cluster: seconds a round aims at (default {SYNC_SECONDS:g})",
+    )
+    p.add_argument(
+        "--sync-iterations",
+        type=int,
+        metavar="N",
+        help="--cluster: iterations a worker runs each round, instead of --sync-seconds",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no plan")
     p.set_defaults(func=run)
@@ -556,6 +598,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         values = {k: str(v) if isinstance(v, Path) else v for k, v in args.config_values.items()}
         record = {"file": str(args.config), **values}
     return TrainingConfig(
+        cluster=_cluster_options(args),
         game=args.game,
         algorithm=algorithm,
         budget=budget,
@@ -575,6 +618,29 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     )
 
 
+def _cluster_options(args: argparse.Namespace) -> ClusterOptions | None:
+    """The run's :class:`~solver.training.cluster.ClusterOptions` (None without --cluster);
+    a cluster option without --cluster is an error."""
+    if args.cluster is None:
+        for key in CLUSTER_KEYS:
+            if getattr(args, key) is not None:
+                raise ConfigError(f"--{key.replace('_', '-')} needs --cluster")
+        return None
+    if args.workers is None:
+        raise ConfigError("--cluster needs --workers N")
+    if args.sync_seconds is not None and args.sync_iterations is not None:
+        raise ConfigError("give --sync-seconds or --sync-iterations, not both")
+    try:
+        return ClusterOptions(
+            args.cluster,
+            args.workers,
+            sync_seconds=SYNC_SECONDS if args.sync_seconds is None else args.sync_seconds,
+            sync_iterations=args.sync_iterations,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 class ProgressBar:
     """:func:`~solver.training.run.run_training`'s progress reports drawn as a
     :class:`~agent.progress.Progress` bar (deals/s or iterations/s, elapsed, the time
@@ -583,6 +649,13 @@ class ProgressBar:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self.bar: Progress | None = None
+
+    def note(self, line: str) -> None:
+        """Print ``line`` on stderr above the bar (a cluster worker's news)."""
+        if self.bar is not None:
+            self.bar.note(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def __call__(self, report: TrainingProgress) -> None:
         if report.stage == "start":
@@ -636,6 +709,7 @@ def _summary(run: TrainingRun) -> dict[str, Any]:
         "interrupted": run.interrupted,
         "signal": run.signal_name,
         "plan": run.plan.to_dict() if run.plan is not None else None,
+        "cluster": run.cluster,
     }
 
 
@@ -665,9 +739,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.dry_run:
         return _dry_run(config, plan_training(config), args.json)
-    result = run_training(
-        config, progress=ProgressBar(enabled=not args.quiet), plan=args.json or not args.quiet
-    )
+    bar = ProgressBar(enabled=not args.quiet)
+    result = run_training(config, progress=bar, plan=args.json or not args.quiet, say=bar.note)
     print(json.dumps(_summary(result)) if args.json else _line(result))
     if result.interrupted:
         signum = result.signal if result.signal is not None else int(signal.SIGINT)

@@ -12,6 +12,7 @@ from typing import Any
 from poker._sysinfo import available_memory_gib
 from poker.game import Game, load_game
 from solver.chance import lossless_bucket_counts
+from solver.training.cluster_plan import SYNC_SECONDS, cluster_estimate
 from solver.training.memory import (
     ALGORITHMS,
     DTYPES,
@@ -44,7 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "every board and hand (the chance layer); the sampled solvers (es, os, tcfr) "
             "keep regrets and average in float32 or float64 and deal cards as they go, "
             "reading buckets from the card abstraction's memory-mapped tables (counted "
-            "whole). Nothing is enumerated: a full-deck game reports in a second."
+            "whole). With --workers N (es, os, as, tcfr), also what a cluster run "
+            "('pokerbot train --cluster') holds and moves each round, worst case: a "
+            "worker's memory (a single-machine run plus the round's incoming tables, "
+            "outgoing float32 deltas and their encoding), the driver's, the bytes in and "
+            "out per round, the network rate over rounds of --sync-seconds and a round's "
+            "transfer time at 1 and 10 Gbit/s. Nothing is enumerated: a full-deck game "
+            "reports in a second."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -52,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot tree leduc.limit.2p\n"
             "  pokerbot tree holdem.nolimit.2p.short20 --betting 1p,cap1 --json\n"
             "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting 1p,cap1 --abstraction abs/holdem\n"
-            "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting '0.5p,1p,a' --buckets 169,5000,5000,5000 --threads 2"
+            "  pokerbot tree holdem.nolimit.2p.reverse_blinds --betting '0.5p,1p,a' --buckets 169,5000,5000,5000 --threads 2\n"
+            "  pokerbot tree holdem.nolimit.2p.short20 --betting 1p,cap1 --algo es --workers 8 --threads 4"
         ),
     )
     p.add_argument("game", help="a shipped game name or a .game file")
@@ -83,6 +91,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--dtype",
         choices=tuple(DTYPES),
         help="table precision of es/os/tcfr (default float32; cfr/cfr+ use float64)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="also report a cluster run of N workers of --threads threads each (es, os, as, tcfr)",
+    )
+    p.add_argument(
+        "--sync-seconds",
+        type=float,
+        metavar="S",
+        help=f"--workers: the length of a round, in seconds (default {SYNC_SECONDS:g})",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -134,6 +154,18 @@ def run(args: argparse.Namespace) -> int:
                 )
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads {args.threads}: at least 1")
+    if args.workers is None:
+        if args.sync_seconds is not None:
+            raise UserError("--sync-seconds applies with --workers N")
+    elif args.algo not in SAMPLED:
+        raise UserError(
+            f"--workers applies to the sampled algorithms ({', '.join(SAMPLED)}); "
+            f"{args.algo} trains on one machine"
+        )
+    elif args.workers < 1:
+        raise UserError(f"--workers {args.workers}: at least 1")
+    if args.sync_seconds is not None and not 0 < args.sync_seconds < math.inf:
+        raise UserError(f"--sync-seconds {args.sync_seconds:g}: a positive number of seconds")
     game = load_game(args.game)
     tree = build_tree(game, args.betting)
     est = _estimate(args, game, tree)
@@ -151,6 +183,10 @@ def run(args: argparse.Namespace) -> int:
         "strategy_file_float64_bytes": 8 * entries,
         "chance_bytes": chance,
     }
+    cluster = None
+    if args.workers is not None:
+        sync = SYNC_SECONDS if args.sync_seconds is None else args.sync_seconds
+        cluster = cluster_estimate(est, args.workers, sync)
     available = available_memory_gib()
     refusal = check_fits(est, available)
     training = {
@@ -168,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         **report.to_dict(),
         "memory": memory,
         "training_memory": training,
+        "cluster": cluster.to_dict() if cluster is not None else None,
     }
     if args.json:
         print(json.dumps(doc))
@@ -215,4 +252,7 @@ def run(args: argparse.Namespace) -> int:
     others = [f"{label} {format_bytes(_estimate(args, game, tree, **o).total)}" for label, o in choices]
     if others:
         print(f"  other choices: {'; '.join(others)}")
+    if cluster is not None:
+        for line in cluster.lines():
+            print(line)
     return 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .algorithms import ALGORITHMS, FORMS
+from .cluster import CLUSTER_ALGORITHMS, SYNC_SECONDS, ClusterOptions
 from .dealt import SAMPLED_ALGORITHMS as SAMPLED
 from .deep_cfr import DeepCFROptions
 from .sampled import FALLBACKS, Averaging, SamplingOptions
@@ -336,7 +337,9 @@ class TrainingConfig:
 
     ``recipe`` is recorded in the strategy file as the command that rebuilds it (None:
     :meth:`command`); ``config_record``, if given, as its ``config`` (the command line
-    records a ``--config`` file and its settings there).
+    records a ``--config`` file and its settings there). ``cluster``: train on a Ray
+    cluster (:mod:`solver.training.cluster`; the sampled algorithms), ``threads`` then
+    being each worker's.
     """
 
     game: str
@@ -355,6 +358,7 @@ class TrainingConfig:
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     recipe: str | None = None
     config_record: Mapping[str, Any] | None = None
+    cluster: ClusterOptions | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.algorithm, AlgorithmConfig):
@@ -376,8 +380,11 @@ class TrainingConfig:
                 "--threads": (self.threads != 1, SAMPLED),
                 "--dtype": (self.dtype != "auto", SAMPLED),
                 "--unaveraged": (self.unaveraged != "current", SAMPLED),
+                "--cluster": (self.cluster is not None, CLUSTER_ALGORITHMS),
             }
         )
+        if self.cluster is not None and not isinstance(self.cluster, ClusterOptions):
+            raise ConfigError(f"cluster must be a ClusterOptions, not {self.cluster!r}")
         if self.threads < 1:
             raise ConfigError(f"--threads must be at least 1, not {self.threads}")
 
@@ -426,7 +433,8 @@ class TrainingConfig:
             return None
         return SamplingOptions(
             seed=self.seed,
-            threads=self.threads,
+            # on a cluster the threads are each worker's; the driver's tables run none
+            threads=1 if self.cluster is not None else self.threads,
             dtype=self.table_dtype(resumed),
             averaging=Averaging(self.algorithm.averaging),
             floor=self.algorithm.regret_floor,
@@ -497,6 +505,15 @@ class TrainingConfig:
             ("--metrics", self.metrics, None),
             ("--out", self.out, None),
         ]
+        if self.cluster is not None:
+            k = self.cluster
+            valued += [
+                ("--cluster", k.address, None),
+                ("--workers", k.workers, None),
+                ("--sync-iterations", k.sync_iterations, None),
+            ]
+            if k.sync_iterations is None:
+                valued.append(("--sync-seconds", k.sync_seconds, SYNC_SECONDS))
         for flag, value, default in valued:
             if value != default:
                 words += [flag, str(value)]

@@ -96,11 +96,13 @@ def train(
     batch_seconds: float = 0.1,
     batch: int | None = None,
     stop: StopRequest | None = None,
+    first_batch: int = 1,
 ) -> TrainResult:
     """Iterate ``solver`` (any solver with ``iterate(n)``) until ``iterations`` more
     iterations or ``seconds`` of solving, whichever comes first.
 
-    Batches aim at ``batch_seconds`` each, or are ``batch`` iterations each if given;
+    Batches aim at ``batch_seconds`` each (the first is ``first_batch`` iterations, the
+    next at most four times the last), or are ``batch`` iterations each if given;
     ``callback(solver, result)`` runs after each batch (its time is not counted) and may
     return True to stop. Once ``stop`` is set (see :func:`stop_on_signals`) the loop ends
     before the next batch with ``interrupted`` and ``signal`` set: a batch is never cut,
@@ -113,8 +115,10 @@ def train(
     check_budget(iterations, seconds)
     if batch is not None and batch < 1:
         raise ValueError(f"batch {batch} must be at least 1")
+    if first_batch < 1:
+        raise ValueError(f"first_batch {first_batch} must be at least 1")
     res = TrainResult()
-    step = batch or 1
+    step = batch or first_batch
     while True:
         left = None if iterations is None else iterations - res.iterations
         if left is not None and left <= 0:

@@ -54,6 +54,7 @@ from ..strategy_io import cards_record, dequantize, quantize, save_strategy
 from ..tree import Tree, build_tree, table_offsets
 from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
+from .cluster import ClusterRunner, start_cluster
 from .config import SEEDED, ConfigError, TrainingConfig
 from .dealt import make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
@@ -86,6 +87,9 @@ EVAL_MAX_ENTRIES = 20_000_000
 #: included), and at least one per ``eval_every`` seconds, capped at METRICS_MAX_GAP.
 METRICS_MIN_GAP = 0.5
 METRICS_MAX_GAP = 5.0
+#: The first round of a cluster run aimed at seconds: this many iterations a worker (it
+#: times the workers; later rounds grow at most four times each, up to the sync seconds).
+FIRST_ROUND = 1000
 #: Metrics lines measure the regret table (:func:`solver.training.loop.table_stats`: two
 #: passes over it, ~0.1 s per 10M float32 entries) on every line for tables up to
 #: TABLE_STATS_ENTRIES entries; above, at most once per TABLE_STATS_GAP seconds (and on
@@ -158,6 +162,7 @@ class TrainingRun:
     interrupted: bool
     signal: int | None
     plan: TrainingPlan | None = None
+    cluster: dict[str, Any] | None = None  # a cluster run's rounds: ClusterStats.to_dict()
 
     @property
     def iterations_per_s(self) -> float | None:
@@ -305,6 +310,7 @@ class _Setup:
     sampled: bool
     done_seconds: float  # the solving seconds of the checkpoint resumed
     plan: TrainingPlan | None = None
+    runner: ClusterRunner | None = None  # the workers of a cluster run
 
 
 def _prepare(config: TrainingConfig) -> _Prepared:
@@ -368,6 +374,8 @@ def _pilot(
         return None, None
     if prep.config.algorithm.name == "deep":
         return None, "deep trains networks of its own size: its rate shows after the first iteration"
+    if prep.config.cluster is not None:
+        return None, "a cluster's rate shows after its first rounds"
     # the pilot's tables and the run's (or the checkpoint resumed) may live at once
     if check_fits(prep.estimate, available_memory_gib() / 2) is not None:
         return None, "a pilot would need twice the memory estimate: unknown until the first batches"
@@ -399,22 +407,31 @@ def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str |
     )
 
 
-def _setup(config: TrainingConfig, pilot_seconds: float | None = None) -> _Setup:
+def _setup(
+    config: TrainingConfig, pilot_seconds: float | None = None, say: Callable[[str], None] | None = None
+) -> _Setup:
     """Check, load, refuse what cannot fit, allocate, restore and compile; with
-    ``pilot_seconds``, also plan (the pilot first, so its tables are gone before the run's)."""
+    ``pilot_seconds``, also plan (the pilot first, so its tables are gone before the run's);
+    on a cluster, start the workers (``say`` gets their lines)."""
     prep = _prepare(config)
     problem = _problem(prep)
     pilot, unknown = None, None
     if pilot_seconds is not None:
         pilot, unknown = _pilot(prep, lambda: problem, pilot_seconds)
     solver = _solver(prep, problem)
+    runner = None
+    if config.cluster is not None:
+        runner = start_cluster(
+            config.cluster, solver, config.algorithm.name, config.solver_options(),
+            threads=config.threads, abstraction_dir=config.abstraction, say=say,
+        )  # fmt: skip
     plan = None
     if pilot_seconds is not None:
         plan = _plan(prep, dry_run=False, pilot=pilot, unknown=unknown)
     done_seconds = prep.resumed.seconds if prep.resumed is not None else 0.0
     return _Setup(
         config, prep.game, prep.abstraction, problem, solver, prep.sampling is not None,
-        done_seconds, plan,
+        done_seconds, plan, runner,
     )  # fmt: skip
 
 
@@ -585,7 +602,18 @@ class _Session:
                 seconds=seconds_left,
                 callback=self.after_batch,
                 stop=request,
+                **self._batches(),
             )
+
+    def _batches(self) -> dict[str, Any]:
+        """How :func:`~solver.training.loop.train` sizes its batches: on a cluster a batch
+        is a round (fixed, or aimed at the sync seconds from a short first round)."""
+        k = self.config.cluster
+        if k is None:
+            return {}
+        if k.sync_iterations is not None:
+            return {"batch": k.sync_iterations * k.workers}
+        return {"batch_seconds": k.sync_seconds, "first_batch": FIRST_ROUND * k.workers}
 
     def conclude(self, res: TrainResult) -> _Ending:
         """The last checkpoint, the average strategy, its evaluation and the last metrics
@@ -626,6 +654,7 @@ def run_training(
     stop: StopRequest | None = None,
     plan: bool = False,
     pilot_seconds: float = PILOT_SECONDS,
+    say: Callable[[str], None] | None = None,
 ) -> TrainingRun:
     """Run ``config`` (see the module docstring) and return what it did.
 
@@ -642,23 +671,35 @@ def run_training(
     setup (an iterations budget first runs a pilot of ``pilot_seconds`` on a solver of
     its own: the run's tables and results are those of a run without a plan), gives it
     to ``progress`` with the 'start' report and returns it as :attr:`TrainingRun.plan`.
+
+    With ``config.cluster`` the run starts its Ray workers after the setup (a refusal
+    raises :class:`~solver.training.cluster.ClusterError`, one line), each batch is a
+    round on them, ``say`` gets a line for each worker that joins, receives the card
+    abstraction, or dies and is replaced, and :attr:`TrainingRun.cluster` holds what
+    the rounds moved.
     """
-    setup = _setup(config, pilot_seconds if plan else None)
-    session = _Session(setup, progress)
+    setup = _setup(config, pilot_seconds if plan else None, say)
     try:
-        res = session.loop(stop)
-        end = session.conclude(res)
+        session = _Session(setup, progress)
+        try:
+            res = session.loop(stop)
+            end = session.conclude(res)
+        finally:
+            session.metrics.close()
     finally:
-        session.metrics.close()
+        if setup.runner is not None:
+            setup.runner.close()
     final, real, strategy = end.final, end.real, end.strategy
     session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
     problem, solver = setup.problem, setup.solver
     stored, stored_real = final, real
     if end.evaluate is not None and config.precision == "u8":
-        # the figures the file can claim are those of the policy it stores
-        n_buckets = list(problem.chance.n_buckets)
-        q = dequantize(quantize(strategy.policy, problem.tree, problem.offset, n_buckets))
-        as_stored = Strategy(problem, q, strategy.iterations, strategy.algorithm)
+        # the figures the file can claim are those of the policy it stores; on the
+        # strategy's own problem (a dealt run's evaluated strategy is on the listed one,
+        # whose chance layer the best response walks)
+        sp = strategy.problem
+        q = dequantize(quantize(strategy.policy, sp.tree, sp.offset, list(sp.chance.n_buckets)))
+        as_stored = Strategy(sp, q, strategy.iterations, strategy.algorithm)
         stored, stored_real = end.evaluate(as_stored)
     options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {
@@ -676,6 +717,8 @@ def run_training(
         training["unaveraged_rows"] = {**solver.unaveraged_rows(), "plays": config.unaveraged}
     if config.config_record is not None:
         training["config"] = dict(config.config_record)
+    if setup.runner is not None:
+        training["cluster"] = {**config.cluster.record(), **setup.runner.stats.summary()}
     evaluation: dict[str, Any] = {}
     if stored_real is not None:
         evaluation = {
@@ -709,4 +752,5 @@ def run_training(
         interrupted=res.interrupted,
         signal=res.signal,
         plan=setup.plan,
+        cluster=setup.runner.stats.to_dict() if setup.runner is not None else None,
     )

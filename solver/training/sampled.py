@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 import os
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from enum import Enum
@@ -527,6 +527,10 @@ class SampledCFRSolver:
             problem, seed_streams(sampling.seed, sampling.threads), self._deal.deals.shape[0]
         )
         self._pool: ThreadPoolExecutor | None = None
+        #: Runs iterations elsewhere when set (:mod:`solver.training.cluster`):
+        #: ``runner(first, n)`` does global iterations first .. first + n - 1 on the
+        #: tables and returns the nodes touched; discounting stays here, between calls.
+        self.runner: Callable[[int, int], int] | None = None
 
     def random_state(self) -> dict[str, np.ndarray]:
         """Every thread's RNG state and place in its pass over the listed deals (copies)."""
@@ -614,6 +618,11 @@ class SampledCFRSolver:
 
     def _run(self, iterations: int) -> int:
         """:meth:`iterate` without discounts."""
+        if self.runner is not None:
+            touched = int(self.runner(self.iterations, iterations))
+            self.iterations += iterations
+            self.nodes += touched
+            return touched
         p, g, sc, lay = self.problem, self.config, self._scratch, self.layout.kernel
         n_t = self.sampling.threads
         start = self.iterations

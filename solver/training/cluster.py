@@ -1,0 +1,772 @@
+"""Sampled CFR on a Ray cluster: a parameter server around the unchanged kernel.
+
+The driver (the ``pokerbot train`` process) keeps the run's tables in its
+:class:`~solver.training.sampled.SampledCFRSolver`, whose :meth:`iterate` hands each batch
+of iterations to a :class:`ClusterRunner` instead of its own threads. A batch is one
+*round*:
+
+1. The driver puts its regret and average tables into Ray's object store once.
+2. Each of ``workers`` Ray actors (:class:`_Worker`, ``threads`` CPUs each) copies them
+   into tables of its own and runs its share of the round with the same kernel as a
+   single machine (:func:`solver.training._sampling_kernels.run_iterations`, with its
+   own Hogwild threads): worker k runs the global iterations ``start + k * per`` to
+   ``start + (k + 1) * per - 1``, so the kernel's iteration-keyed choices (the deal of
+   iteration t, Targeted CFR's targeting, pruning's start, linear averaging's weight t)
+   are those of the driver's global count. Its action streams are keyed by the run's
+   seed and the first global iteration of its share, so a share gives the same result
+   on any worker that runs it.
+3. Each worker returns what its copy gained, the *deltas* of both tables, divided by
+   the number of workers in the round, as float32: dense, or as (index, value) pairs
+   where fewer than half the entries changed (smaller on the wire: 8 bytes a changed
+   entry against 4 an entry).
+4. The driver adds the deltas in worker order (so a run with ``sync_iterations`` and one
+   thread a worker repeats bit for bit), re-applies the regret floor where the run has
+   one, and the next round starts. Discounting (:mod:`solver.training.schedules`) runs on
+   the driver between rounds, at the same global iteration counts as on one machine: the
+   solver's :meth:`iterate` ends rounds at its batch boundaries.
+
+**Why the mean of the deltas, not their sum.** Every worker starts a round from the same
+tables. Where an information set is visited many times a round (the preflop's, on any
+game; every one on Leduc), each worker's copy walks its own way from there, and adding
+the W walks moves that row W times as far as one machine would from a point up to a
+round old: regret matching then overshoots and oscillates. Measured with two workers,
+external sampling: on Leduc at 400,000 iterations, the sum gave 25, 51 and 199 mbb/g
+with 100, 1,000 and 10,000 iterations a worker and round, the mean 16.7, 21.3 and 15.7
+(one machine, seeds 1 to 3: 13.7 to 15.1); on 20-card hold'em (lossless, ``1p,cap1``)
+at 10 M iterations and 250,000 a worker and round, the sum 1,298, the mean 1,182 (one
+machine: 1,139 and 1,154). The mean is the average of W continuations of the same
+trajectory where rows are hot, and changes nothing where they are rare: a row one
+worker visits keeps every sample at the same weight 1/W, and regret matching and the
+average strategy are the same for any uniform scale of a row.
+
+**Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
+actor, which runs the dead worker's share again: the round loses the time, not the
+share's result. The run says so on its log. The driver's own state is the solver's:
+checkpoints (written atomically by the driver, :mod:`solver.training.checkpoint`) resume
+a run whose driver died, as on one machine.
+
+**Identity.** Before it joins, every worker builds the game, the betting tree and the
+card buckets itself and compares a digest of each, and of the code that runs the kernel
+(every source file of the ``poker``, ``abstraction`` and ``solver`` packages), with the
+driver's; any difference is refused in one line naming it. A card abstraction travels as
+its directory's files, once per machine: a worker keeps them in its cache
+(``<cache root>/cluster/<content hash>``, :func:`abstraction.table_cache.cache_root`) and
+checks them against their content hash before use.
+
+Ray (``pip install -e '.[cluster]'``) is imported only when a cluster run starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .memory import format_bytes
+from .sampled import SampledCFRSolver, SamplingOptions, _splitmix64, seed_streams
+
+__all__ = [
+    "CLUSTER_ALGORITHMS",
+    "INSTALL_HINT",
+    "ClusterError",
+    "ClusterOptions",
+    "ClusterRunner",
+    "ClusterStats",
+    "SYNC_SECONDS",
+    "WorkerSpec",
+    "code_digest",
+    "decode_delta",
+    "encode_delta",
+    "problem_digest",
+    "split_shares",
+]
+
+#: The algorithms a cluster trains: the sampled ones, whose tables take summed deltas.
+CLUSTER_ALGORITHMS = ("es", "os", "as", "tcfr")
+#: What a run without Ray prints.
+INSTALL_HINT = "--cluster needs Ray: pip install -e '.[cluster]'"
+#: The packages whose source a worker must share with the driver.
+CODE_PACKAGES = ("poker", "abstraction", "solver")
+#: A replaced worker that is not ready within this many seconds ends the run.
+READY_TIMEOUT = 300.0
+#: Replacements a run tolerates per worker before it gives up.
+MAX_REPLACEMENTS = 3
+#: The default length of a round, in seconds.
+SYNC_SECONDS = 5.0
+
+log = logging.getLogger(__name__)
+
+
+class ClusterError(ValueError):
+    """A cluster run that cannot start or go on; the message is one line."""
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where and how a run trains on Ray.
+
+    ``address``: ``'local'`` (a Ray instance of this machine, started for the run) or a
+    running cluster's address (``HOST:PORT`` of its head, or ``'auto'``); ``workers``:
+    worker actors (each with the run's ``--threads`` Hogwild threads and as many CPUs);
+    ``sync_seconds``: the
+    length of a round the driver aims at (the first rounds are short and grow by four
+    times at most, as the single-machine batches do); ``sync_iterations``: instead, a
+    fixed count of iterations per worker and round (a run then repeats bit for bit with
+    one thread a worker, whatever the machines' speed)."""
+
+    address: str
+    workers: int
+    sync_seconds: float = SYNC_SECONDS
+    sync_iterations: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.address, str) or not self.address.strip():
+            raise ClusterError("--cluster needs an address: 'local', HOST:PORT or 'auto'")
+        w = self.workers
+        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
+            raise ClusterError(f"--workers must be a whole number of at least 1, not {w!r}")
+        if not isinstance(self.sync_seconds, (int, float)) or not self.sync_seconds > 0:
+            raise ClusterError(f"--sync-seconds must be positive, not {self.sync_seconds!r}")
+        n = self.sync_iterations
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ClusterError(f"--sync-iterations must be a whole number of at least 1, not {n!r}")
+
+    @property
+    def local(self) -> bool:
+        """Whether the run starts a Ray instance of its own on this machine."""
+        return self.address == "local"
+
+    def record(self) -> dict[str, Any]:
+        """What the strategy file's training record keeps of it."""
+        out: dict[str, Any] = {"workers": self.workers}
+        if self.sync_iterations is not None:
+            out["sync_iterations"] = self.sync_iterations
+        else:
+            out["sync_seconds"] = self.sync_seconds
+        return out
+
+
+# -- identity ------------------------------------------------------------------------
+
+
+_code_digest: str | None = None
+
+
+def code_digest() -> str:
+    """``sha256:...`` of every ``.py`` file of :data:`CODE_PACKAGES` (path and bytes, in
+    path order): the code a worker must share with the driver. Computed once a process."""
+    global _code_digest
+    if _code_digest is None:
+        root = Path(__file__).resolve().parents[2]
+        h = hashlib.sha256()
+        for package in CODE_PACKAGES:
+            for path in sorted((root / package).rglob("*.py")):
+                h.update(str(path.relative_to(root)).encode())
+                h.update(b"\0")
+                h.update(path.read_bytes())
+                h.update(b"\0")
+        _code_digest = "sha256:" + h.hexdigest()
+    return _code_digest
+
+
+def _update(h: Any, value: Any) -> None:
+    """Feed ``value`` (arrays, numbers, strings and the named tuples and dataclasses of
+    the kernels' bundles, recursively) into hash ``h``; anything else by its type name."""
+    if isinstance(value, np.ndarray):
+        a = np.ascontiguousarray(value)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.view(np.uint8).reshape(-1) if a.size else b"")
+    elif isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+        h.update(repr(value).encode())
+    elif isinstance(value, (tuple, list)):
+        h.update(b"(")
+        for v in value:
+            _update(h, v)
+        h.update(b")")
+    elif value is None:
+        h.update(b"None")
+    else:
+        h.update(type(value).__name__.encode())
+
+
+def problem_digest(problem: Any) -> dict[str, str]:
+    """Digests of what a worker's walk depends on: ``game`` (the definition's text),
+    ``tree`` (the betting tree as the kernel reads it, its table size and layout) and
+    ``cards`` (the dealing bundle, bucket tables included, or the listed chance layer)."""
+    out: dict[str, str] = {}
+    game = hashlib.sha256(problem.game.to_text().encode())
+    out["game"] = "sha256:" + game.hexdigest()
+    tree = hashlib.sha256()
+    _update(tree, tuple(problem.ktree))
+    _update(tree, (problem.offset, int(problem.size), problem.tree.betting_spec))
+    out["tree"] = "sha256:" + tree.hexdigest()
+    cards = hashlib.sha256()
+    if problem.cards is not None:
+        _update(cards, tuple(problem.cards))
+    else:
+        _update(cards, tuple(problem.chance.kernel))
+        _update(cards, tuple(int(b) for b in problem.chance.n_buckets))
+    out["cards"] = "sha256:" + cards.hexdigest()
+    return out
+
+
+# -- deltas --------------------------------------------------------------------------
+
+
+def encode_delta(new: np.ndarray, old: np.ndarray, scale: float = 1.0) -> tuple[str, Any, Any]:
+    """What ``new`` gained over ``old``, times ``scale``, as float32: ``("dense", values,
+    None)``, or ``("sparse", indices, values)`` where that is smaller (fewer than half
+    the entries changed: 8 bytes a changed entry against 4 an entry)."""
+    # the difference in the tables' own dtype: float32 casts first would cancel digits
+    delta = np.subtract(new, old)
+    if scale != 1.0:
+        delta *= scale
+    delta = delta.astype(np.float32, copy=False)
+    changed = np.flatnonzero(delta)
+    if 2 * changed.size < delta.size:
+        index = changed.astype(np.int32) if delta.size < (1 << 31) else changed
+        return "sparse", index, delta[changed]
+    return "dense", delta, None
+
+
+def decode_delta(table: np.ndarray, delta: tuple[str, Any, Any]) -> None:
+    """Add an :func:`encode_delta` result to ``table`` in place."""
+    kind, a, b = delta
+    if kind == "dense":
+        table += a
+    elif kind == "sparse":
+        table[a] += b  # indices are distinct: plain fancy indexing adds each once
+    else:
+        raise ClusterError(f"unknown delta encoding {kind!r}")
+
+
+def delta_bytes(delta: tuple[str, Any, Any]) -> int:
+    """Bytes an encoded delta occupies (what it moves over the network)."""
+    return sum(int(x.nbytes) for x in delta[1:] if x is not None)
+
+
+def split_shares(start: int, n: int, workers: int) -> list[tuple[int, int]]:
+    """Global iterations ``start .. start + n - 1`` split into ``workers`` consecutive
+    shares, (first iteration, count) each, the remainder on the first ones."""
+    per, rest = divmod(n, workers)
+    out, at = [], start
+    for k in range(workers):
+        count = per + (1 if k < rest else 0)
+        out.append((at, count))
+        at += count
+    return out
+
+
+def share_streams(seed: int, first: int, threads: int) -> np.ndarray:
+    """The action streams of the share starting at global iteration ``first``: keyed by
+    the run's seed and ``first`` alone, so any worker running it draws the same."""
+    # two rounds of splitmix64: keys of neighbouring shares must not give related streams
+    # (one linear mix of seed and first before seed_streams did, and cost Leduc 18%)
+    key = _splitmix64(_splitmix64(seed ^ 0x5851F42D4C957F2D) ^ (first & ((1 << 64) - 1)))
+    return seed_streams(key >> 1, threads)
+
+
+def share_order(seed: int, first: int, count: int, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where the threads of a share start in the listed deals (``shape``: threads x
+    deals; no deals: dealt from the deck). The run's deals are one shuffled pass after
+    another, pass p keyed by the seed and p: a thread whose first iteration is t starts
+    at place t mod N of pass t // N, so the shares of a round together deal without
+    replacement, as one machine's threads do (which halves external sampling's
+    exploitability on Leduc)."""
+    threads, n = shape[0], shape[1] if len(shape) > 1 else 0
+    cursor = np.zeros(threads, np.int64)
+    if n == 0:
+        return np.zeros(shape, np.int64), cursor
+    order = np.empty((threads, n), np.int64)
+    per = count // threads if threads > 1 else 0
+    for k in range(threads):
+        t = first + k * per
+        key = int(share_streams(seed, -1 - t // n, 1)[0])  # pass p: first = -1 - p
+        order[k] = np.random.Generator(np.random.PCG64(key)).permutation(n)
+        cursor[k] = t % n
+    return order, cursor
+
+
+# -- the worker ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker builds its solver from (all plain data, sent once).
+
+    ``game_text``/``game_name``: the game definition; ``betting``: the betting spec;
+    ``algorithm`` and ``solver_options``: as :func:`solver.training.algorithms.make_training_solver`
+    takes them; ``sampling``: :meth:`SamplingOptions.record` without the discount (the
+    driver discounts), with ``seed`` and ``threads`` beside it; ``abstraction``: None
+    (lossless) or the directory's content hash and its files' names; ``digests``: the
+    driver's :func:`problem_digest` and ``code``."""
+
+    game_text: str
+    game_name: str
+    betting: str | None
+    algorithm: str
+    solver_options: Mapping[str, Any]
+    sampling: Mapping[str, Any]
+    seed: int
+    threads: int
+    abstraction: Mapping[str, Any] | None
+    digests: Mapping[str, str]
+
+
+def _abstraction_files(directory: Path) -> list[str]:
+    """The files of a built abstraction directory a worker needs: meta.json last."""
+    meta = json.loads((directory / "meta.json").read_text())
+    names: list[str] = []
+    for street in meta.get("streets", []):
+        for name in street.get("files", {}).values():
+            if name not in names:
+                names.append(str(name))
+    return [*names, "meta.json"]
+
+
+def _cluster_cache(content_hash: str) -> Path:
+    from abstraction.table_cache import cache_root
+
+    return cache_root() / "cluster" / content_hash.split(":", 1)[-1][:32]
+
+
+def _write_abstraction(target: Path, files: Mapping[str, bytes]) -> None:
+    """Write an abstraction's files into ``target`` atomically (a partial folder renamed)."""
+    partial = target.with_name(target.name + f".partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    for name, data in files.items():
+        if "/" in name or name.startswith("."):
+            raise ClusterError(f"abstraction file name {name!r} is not a plain file name")
+        with open(partial / name, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    if (target / "meta.json").is_file():  # another worker of this machine was first
+        shutil.rmtree(partial, ignore_errors=True)
+        return
+    shutil.rmtree(target, ignore_errors=True)  # an incomplete copy
+    try:
+        os.replace(partial, target)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+        if not (target / "meta.json").is_file():
+            raise
+
+
+class _Worker:
+    """One worker's solver (a Ray actor: see :class:`ClusterRunner`)."""
+
+    def __init__(self, spec: WorkerSpec, slot: int) -> None:
+        self.spec = spec
+        self.slot = slot
+        self.solver: SampledCFRSolver | None = None
+        self.tables_note = ""
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def host(self) -> str:
+        return socket.gethostname()
+
+    def needs_abstraction(self) -> bool:
+        """Whether this machine lacks the run's card abstraction (so the driver sends it)."""
+        ab = self.spec.abstraction
+        if ab is None:
+            return False
+        d = _cluster_cache(str(ab["content_hash"]))
+        return not (d / "meta.json").is_file()
+
+    def receive_abstraction(self, files: Mapping[str, bytes]) -> str:
+        """Keep the driver's abstraction files in this machine's cache; what it took."""
+        ab = self.spec.abstraction
+        assert ab is not None
+        t0 = time.perf_counter()
+        _write_abstraction(_cluster_cache(str(ab["content_hash"])), files)
+        size = sum(len(v) for v in files.values())
+        took = time.perf_counter() - t0
+        return f"received {format_bytes(size)} of card abstraction from the driver in {took:.2f} s"
+
+    def setup(self) -> dict[str, Any]:
+        """Build the game, tree, buckets and solver; compare their digests with the
+        driver's. Returns ``{"ok": True, ...}`` or ``{"ok": False, "why": line}``."""
+        from abstraction.card_abstraction import CardAbstraction
+
+        from ..problem import check_card_abstraction
+        from .algorithms import make_training_solver, warm_up
+        from .dealt import make_training_problem
+
+        from poker.game import parse_game
+
+        spec = self.spec
+        where = f"worker {self.slot} on {socket.gethostname()}"
+        t0 = time.perf_counter()
+        code = code_digest()
+        if code != spec.digests["code"]:
+            return {"ok": False, "why": f"{where} runs other code ({code[:19]}) than the driver ({spec.digests['code'][:19]}): install the same pokerbot on every machine"}
+        game = parse_game(spec.game_text, name=spec.game_name)
+        abstraction = None
+        note = "lossless buckets"
+        if spec.abstraction is not None:
+            want = str(spec.abstraction["content_hash"])
+            d = _cluster_cache(want)
+            if not (d / "meta.json").is_file():
+                return {"ok": False, "why": f"{where} has no copy of the card abstraction {want[:19]}"}
+            try:
+                abstraction = CardAbstraction.load(d, verify=True)
+            except ValueError as exc:
+                return {"ok": False, "why": f"{where}: its copy of the card abstraction is damaged ({exc})"}
+            if abstraction.content_hash != want:
+                return {"ok": False, "why": f"{where} has card abstraction {abstraction.content_hash[:19]}, the driver {want[:19]}"}
+            check_card_abstraction(game, abstraction)
+            note = f"card abstraction {want[:19]} from {d}"
+        problem = make_training_problem(game, spec.betting, spec.algorithm, abstraction=abstraction)
+        digests = problem_digest(problem)
+        for what in ("game", "tree", "cards"):
+            if digests[what] != spec.digests[what]:
+                return {"ok": False, "why": f"{where} builds another {what} ({digests[what][:19]}) than the driver ({spec.digests[what][:19]})"}
+        sampling = SamplingOptions.from_record(spec.sampling, seed=spec.seed, threads=spec.threads)
+        warm_up(spec.algorithm, sampling)
+        self.solver = make_training_solver(problem, spec.algorithm, sampling, **dict(spec.solver_options))
+        self.tables_note = note
+        return {
+            "ok": True,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "seconds": round(time.perf_counter() - t0, 3),
+            "cards": note,
+        }
+
+    def run(
+        self, regrets: np.ndarray, avg_sums: np.ndarray, first: int, count: int, scale: float
+    ) -> dict[str, Any]:
+        """Run global iterations ``first .. first + count - 1`` from the given tables;
+        return their deltas times ``scale`` and what it took."""
+        s = self.solver
+        assert s is not None, "setup first"
+        t0 = time.perf_counter()
+        np.copyto(s.regrets, regrets, casting="same_kind")
+        np.copyto(s.avg_sums, avg_sums, casting="same_kind")
+        order, cursor = share_order(s.sampling.seed, first, count, s.random_state()["order"].shape)
+        s.set_random_state(share_streams(s.sampling.seed, first, s.sampling.threads), order, cursor)
+        s.iterations = first
+        t1 = time.perf_counter()
+        nodes = s.iterate(count)
+        t2 = time.perf_counter()
+        deltas = (encode_delta(s.regrets, regrets, scale), encode_delta(s.avg_sums, avg_sums, scale))
+        return {
+            "nodes": int(nodes),
+            "deltas": deltas,
+            "solve_seconds": t2 - t1,
+            "busy_seconds": time.perf_counter() - t0,
+        }
+
+
+# -- the driver's side ---------------------------------------------------------------
+
+
+@dataclass
+class ClusterStats:
+    """What the run's rounds did: for the log, ``--json`` and the training record."""
+
+    rounds: int = 0
+    iterations: int = 0
+    nodes: int = 0
+    bytes_out: int = 0  # tables sent to the workers (once per round, object store)
+    bytes_in: int = 0  # deltas received
+    round_seconds: float = 0.0  # wall time of the rounds
+    solve_seconds: float = 0.0  # summed over workers: time in the kernel
+    merge_seconds: float = 0.0
+    replaced: int = 0
+    workers: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The figures a strategy file's training record keeps (no per-worker detail)."""
+        d = self.to_dict()
+        return {k: d[k] for k in ("rounds", "bytes_per_round", "kernel_share", "replaced")}
+
+    def to_dict(self) -> dict[str, Any]:
+        busy = self.solve_seconds / max(1e-9, self.round_seconds * max(1, len(self.workers)))
+        return {
+            "rounds": self.rounds,
+            "iterations": self.iterations,
+            "bytes_out": self.bytes_out,
+            "bytes_in": self.bytes_in,
+            "bytes_per_round": (self.bytes_out + self.bytes_in) / self.rounds if self.rounds else None,
+            "bytes_per_s": (self.bytes_out + self.bytes_in) / self.round_seconds if self.round_seconds else None,
+            "round_seconds": round(self.round_seconds, 3),
+            "merge_seconds": round(self.merge_seconds, 3),
+            "kernel_share": round(busy, 4),
+            "replaced": self.replaced,
+            "workers": self.workers,
+            "events": self.events,
+        }
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`ClusterError` with :data:`INSTALL_HINT`."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(INSTALL_HINT) from None
+    return ray
+
+
+class ClusterRunner:
+    """The driver's side of a cluster run: it starts the workers, runs rounds for the
+    solver (``solver.runner``, see :meth:`SampledCFRSolver.iterate`) and replaces a
+    worker that dies. ``say`` gets one line per event worth a user's attention (a worker
+    joined, received the abstraction, died and was replaced)."""
+
+    def __init__(
+        self,
+        options: ClusterOptions,
+        spec: WorkerSpec,
+        solver: SampledCFRSolver,
+        *,
+        abstraction_dir: Path | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.spec = spec
+        self.solver = solver
+        self.abstraction_dir = abstraction_dir
+        self.say = say or (lambda line: log.info("%s", line))
+        self.stats = ClusterStats()
+        self.ray = import_ray()
+        self._owns_ray = False
+        self._actor_class: Any = None
+        self._actors: list[Any] = []
+        self._files_ref: Any = None
+        self._closed = False
+        self._connect()
+        try:
+            self._actor_class = self.ray.remote(_Worker)
+            for slot in range(options.workers):
+                self._actors.append(None)
+            self._start(list(range(options.workers)))
+        except BaseException:
+            self.close()
+            raise
+
+    # connection and workers
+
+    def _connect(self) -> None:
+        ray, o = self.ray, self.options
+        threads = self.spec.threads
+        need = o.workers * threads
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {
+                "logging_level": logging.ERROR,
+                "log_to_driver": False,
+                "include_dashboard": False,
+                "namespace": "pokerbot",
+            }
+            try:
+                if o.local:
+                    ray.init(num_cpus=need, **kwargs)
+                else:
+                    ray.init(address=o.address, **kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ClusterError(f"cannot reach the Ray cluster at {o.address}: {first}") from None
+            self._owns_ray = True
+        cpus = float(ray.cluster_resources().get("CPU", 0))
+        if cpus < need:
+            raise ClusterError(
+                f"the Ray cluster has {cpus:g} CPUs; {o.workers} workers of {threads} "
+                f"thread(s) need {need}"
+            )
+
+    def _new_actor(self, slot: int) -> Any:
+        return self._actor_class.options(
+            num_cpus=self.spec.threads,
+            max_restarts=0,
+            scheduling_strategy="SPREAD",
+        ).remote(self.spec, slot)
+
+    def _abstraction_ref(self) -> Any:
+        """The abstraction's files in the object store (put once, when first needed)."""
+        if self._files_ref is None:
+            d = self.abstraction_dir
+            if d is None:
+                raise ClusterError("a worker needs the card abstraction, but the driver has no directory to send")
+            files = {name: (d / name).read_bytes() for name in _abstraction_files(d)}
+            self._files_ref = self.ray.put(files)
+        return self._files_ref
+
+    def _start(self, slots: Iterable[int]) -> None:
+        """Start (or restart) the workers of ``slots`` and wait until each is ready."""
+        ray = self.ray
+        slots = list(slots)
+        for slot in slots:
+            self._actors[slot] = self._new_actor(slot)
+        if self.spec.abstraction is not None:
+            needs = ray.get([self._actors[s].needs_abstraction.remote() for s in slots], timeout=READY_TIMEOUT)
+            sends = [self._actors[s].receive_abstraction.remote(self._abstraction_ref()) for s, n in zip(slots, needs) if n]
+            for slot, line in zip([s for s, n in zip(slots, needs) if n], ray.get(sends, timeout=READY_TIMEOUT)):
+                self.say(f"worker {slot}: {line}")
+        infos = ray.get([self._actors[s].setup.remote() for s in slots], timeout=READY_TIMEOUT)
+        for slot, info in zip(slots, infos):
+            if not info["ok"]:
+                raise ClusterError(str(info["why"]))
+            entry = {"slot": slot, "host": info["host"], "pid": info["pid"], "setup_seconds": info["seconds"]}
+            self.stats.workers = [w for w in self.stats.workers if w["slot"] != slot] + [entry]
+            self.say(f"worker {slot} ready on {info['host']} (pid {info['pid']}, {info['cards']}, {info['seconds']:.1f} s)")
+        self.stats.workers.sort(key=lambda w: w["slot"])
+
+    def worker_pids(self) -> list[int]:
+        """The process ids of the current workers, in slot order."""
+        by_slot = {w["slot"]: w["pid"] for w in self.stats.workers}
+        return [by_slot[s] for s in range(self.options.workers)]
+
+    # rounds
+
+    def __call__(self, start: int, n: int) -> int:
+        """Run global iterations ``start .. start + n - 1`` on the workers and add their
+        deltas to the solver's tables, in rounds of ``sync_iterations`` a worker if the
+        options fix them (rounds ending at multiples of ``workers x sync_iterations``),
+        else in one; return the nodes they touched."""
+        per = self.options.sync_iterations
+        if per is None:
+            return self._round(start, n)
+        # rounds on a grid of the global count, so that a run resumed from a checkpoint
+        # (written between rounds) meets the rounds of the run never stopped
+        step = per * self.options.workers
+        nodes, first, end = 0, start, start + n
+        while first < end:
+            stop = min(end, (first // step + 1) * step)
+            nodes += self._round(first, stop - first)
+            first = stop
+        return nodes
+
+    def _round(self, start: int, n: int) -> int:
+        """One round: iterations ``start .. start + n - 1``, shared by the workers."""
+        ray, s = self.ray, self.solver
+        t0 = time.perf_counter()
+        shares = split_shares(start, n, self.options.workers)
+        regrets_ref = ray.put(s.regrets)
+        avg_ref = ray.put(s.avg_sums)
+        self.stats.bytes_out += int(s.regrets.nbytes + s.avg_sums.nbytes)
+        scale = 1.0 / sum(1 for _, count in shares if count > 0)
+        pending = {
+            slot: self._actors[slot].run.remote(regrets_ref, avg_ref, first, count, scale)
+            for slot, (first, count) in enumerate(shares)
+            if count > 0
+        }
+        results: dict[int, dict[str, Any]] = {}
+        replaced: dict[int, int] = {}
+        while pending:
+            slot, ref = next(iter(pending.items()))
+            try:
+                results[slot] = ray.get(ref)
+                del pending[slot]
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                replaced[slot] = replaced.get(slot, 0) + 1
+                if replaced[slot] > MAX_REPLACEMENTS:
+                    raise ClusterError(f"worker {slot} died {replaced[slot]} times in one round; giving up") from None
+                first, count = shares[slot]
+                why = type(exc).__name__
+                self.say(f"worker {slot} died ({why}); starting a replacement to run its {count:,} iterations again")
+                self.stats.events.append(f"round {self.stats.rounds + 1}: worker {slot} died and was replaced")
+                self.stats.replaced += 1
+                self._start([slot])
+                pending[slot] = self._actors[slot].run.remote(regrets_ref, avg_ref, first, count, scale)
+        t1 = time.perf_counter()
+        nodes = 0
+        for slot in sorted(results):  # worker order: the sum does not depend on timing
+            r = results[slot]
+            dr, da = r["deltas"]
+            decode_delta(s.regrets, dr)
+            decode_delta(s.avg_sums, da)
+            self.stats.bytes_in += delta_bytes(dr) + delta_bytes(da)
+            self.stats.solve_seconds += r["solve_seconds"]
+            nodes += r["nodes"]
+        floor = s.config.floor_at if s.config.floor else None
+        if floor is not None:
+            np.maximum(s.regrets, floor, out=s.regrets)
+        t2 = time.perf_counter()
+        self.stats.rounds += 1
+        self.stats.iterations += n
+        self.stats.nodes += nodes
+        self.stats.merge_seconds += t2 - t1
+        self.stats.round_seconds += t2 - t0
+        return nodes
+
+    def close(self) -> None:
+        """Stop the workers (and the Ray instance the run started)."""
+        if self._closed:
+            return
+        self._closed = True
+        ray = self.ray
+        for actor in self._actors:
+            if actor is not None:
+                try:
+                    ray.kill(actor)
+                except Exception:  # noqa: BLE001 - a dead worker is already gone
+                    pass
+        self._actors = []
+        if self._owns_ray:
+            ray.shutdown()
+
+
+def worker_spec(
+    problem: Any,
+    algorithm: str,
+    solver_options: Mapping[str, Any],
+    sampling: SamplingOptions,
+    threads: int,
+) -> WorkerSpec:
+    """The :class:`WorkerSpec` of a run over ``problem`` (the driver's, digests computed)."""
+    record = dict(sampling.record())
+    record.pop("discount", None)  # the driver discounts between rounds
+    ab = problem.abstraction
+    abstraction = None
+    if ab is not None:
+        abstraction = {"content_hash": ab.content_hash}
+    digests = {**problem_digest(problem), "code": code_digest()}
+    return WorkerSpec(
+        game_text=problem.game.to_text(),
+        game_name=problem.game.name,
+        betting=problem.tree.betting_spec or None,
+        algorithm=algorithm,
+        solver_options=dict(solver_options),
+        sampling=record,
+        seed=sampling.seed,
+        threads=threads,
+        abstraction=abstraction,
+        digests=digests,
+    )
+
+
+def start_cluster(
+    options: ClusterOptions,
+    solver: SampledCFRSolver,
+    algorithm: str,
+    solver_options: Mapping[str, Any],
+    *,
+    threads: int = 1,
+    abstraction_dir: Path | None = None,
+    say: Callable[[str], None] | None = None,
+) -> ClusterRunner:
+    """Start the workers of ``options`` for ``solver`` and attach them (its
+    :meth:`~SampledCFRSolver.iterate` then runs rounds on them); :meth:`ClusterRunner.close`
+    detaches and stops them. Raises :class:`ClusterError` (one line) when Ray is missing,
+    the cluster cannot be reached or is too small, or a worker refuses to join."""
+    if algorithm not in CLUSTER_ALGORITHMS:
+        raise ClusterError(f"--cluster trains the sampled algorithms ({', '.join(CLUSTER_ALGORITHMS)}), not {algorithm}")
+    spec = worker_spec(solver.problem, algorithm, solver_options, solver.sampling, threads)
+    runner = ClusterRunner(options, spec, solver, abstraction_dir=abstraction_dir, say=say)
+    solver.runner = runner
+    return runner

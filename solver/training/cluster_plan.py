@@ -1,0 +1,234 @@
+"""What a cluster run holds and moves each round, before it starts: :func:`cluster_estimate`.
+
+A cluster run (:mod:`solver.training.cluster`) trains a sampled algorithm on ``workers``
+Ray actors. Each round the driver puts its regret and average tables into Ray's object
+store; each worker copies them into tables of its own, runs its share of the iterations
+and returns the deltas of both tables as float32, dense (4 bytes an entry) or sparse
+(an int32 index and a float32 value, 8 bytes a changed entry, chosen only when fewer than
+half the entries changed, so always smaller than dense). The figures here are the worst
+case: dense deltas, and one node per worker (each worker's node fetches the tables).
+
+* **a worker** holds what a single-machine run of the same algorithm, dtype and threads
+  holds (:func:`solver.training.memory.estimate_training_memory`: tables, bucket tables,
+  indexers, per-thread scratch), plus, during a round, the incoming tables (in its node's
+  object store: ``2 x entries x dtype`` bytes), its outgoing deltas (``2 x entries x 4``)
+  and the scratch of encoding them (an int64 index over every entry,
+  ``entries x 8``: ``np.flatnonzero`` of a delta, whether or not it ends up sparse);
+* **the driver** holds a single-machine run's memory (its solver is one), the put copy
+  of both tables and every worker's deltas (it gathers them all before adding them);
+* **the network** carries, each round, the tables to every worker node
+  (``workers x 2 x entries x dtype`` out) and the deltas back (``workers x 2 x entries x
+  4`` in), all through the driver's link. Over rounds of ``sync_seconds`` that is a rate
+  the driver's link must carry; :meth:`ClusterEstimate.transfer_seconds` is what a round's
+  bytes take at a given link speed, time the round spends waiting instead of solving.
+
+Nothing here imports Ray or the kernels: it is arithmetic on a
+:class:`~solver.training.memory.MemoryEstimate`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .memory import DTYPES, SAMPLED, MemoryEstimate, format_bytes
+
+__all__ = [
+    "DELTA_BYTES",
+    "ENCODE_BYTES",
+    "LINKS_GBIT",
+    "SYNC_SECONDS",
+    "ClusterEstimate",
+    "cluster_estimate",
+    "format_seconds",
+]
+
+#: The default length of a round, in seconds (as :data:`solver.training.cluster.SYNC_SECONDS`).
+SYNC_SECONDS = 5.0
+#: Bytes of a dense delta entry (float32).
+DELTA_BYTES = 4
+#: Bytes per entry of the scratch of encoding a delta (``np.flatnonzero``'s int64 index).
+ENCODE_BYTES = 8
+#: The link speeds, in Gbit/s, a round's transfer is timed at.
+LINKS_GBIT = (1.0, 10.0)
+
+
+def format_seconds(seconds: float) -> str:
+    """``seconds`` with three significant digits in a fitting unit: ``'85 µs'``,
+    ``'4.2 ms'``, ``'1.35 s'``, ``'2.5 min'``, ``'3.1 h'``."""
+    for least, unit, size in ((7200.0, "h", 3600.0), (120.0, "min", 60.0), (1.0, "s", 1.0), (1e-3, "ms", 1e-3)):
+        if seconds >= least:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds / 1e-6:.3g} µs"
+
+
+def _rate(x: float) -> str:
+    """A rate with three significant digits, whole from 100 up: ``'0.0123'``, ``'4.56'``, ``'1,230'``."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+@dataclass(frozen=True)
+class ClusterEstimate:
+    """A cluster run's memory per worker and driver and its bytes per round, worst case
+    (see the module docstring). Every ``*_bytes`` field is bytes; ``single_machine`` is
+    the total of :attr:`memory`."""
+
+    memory: MemoryEstimate
+    workers: int
+    sync_seconds: float
+    single_machine: int
+    incoming_tables: int  # a worker: both tables, in its node's object store
+    outgoing_deltas: int  # a worker: both deltas, dense float32
+    encode_scratch: int  # a worker: np.flatnonzero's int64 index while a delta is encoded
+    put_tables: int  # the driver: the put copy of both tables
+    gathered_deltas: int  # the driver: every worker's deltas
+    bytes_out: int  # a round: the tables to every worker node
+    bytes_in: int  # a round: every worker's deltas
+
+    @property
+    def worker_total(self) -> int:
+        """A worker's memory during a round."""
+        return self.single_machine + self.incoming_tables + self.outgoing_deltas + self.encode_scratch
+
+    @property
+    def driver_total(self) -> int:
+        """The driver's memory during a round."""
+        return self.single_machine + self.put_tables + self.gathered_deltas
+
+    @property
+    def bytes_per_round(self) -> int:
+        """Bytes in and out of the driver's link each round."""
+        return self.bytes_out + self.bytes_in
+
+    @property
+    def bytes_per_second(self) -> float:
+        """:attr:`bytes_per_round` over a round of :attr:`sync_seconds`."""
+        return self.bytes_per_round / self.sync_seconds
+
+    @property
+    def megabytes_per_second(self) -> float:
+        """:attr:`bytes_per_second` in MB/s (10^6 bytes)."""
+        return self.bytes_per_second / 1e6
+
+    @property
+    def gigabits_per_second(self) -> float:
+        """:attr:`bytes_per_second` in Gbit/s (10^9 bits)."""
+        return self.bytes_per_second * 8 / 1e9
+
+    def transfer_seconds(self, gbit: float) -> float:
+        """Seconds a round's bytes take on a link of ``gbit`` Gbit/s."""
+        return self.bytes_per_round * 8 / (gbit * 1e9)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (for ``--json``): the settings, every part in bytes, the totals and
+        the network figures (``transfer_seconds`` keyed by link speed in Gbit/s)."""
+        m = self.memory
+        return {
+            "workers": self.workers,
+            "threads": m.threads,
+            "algorithm": m.algorithm,
+            "dtype": m.dtype,
+            "entries": m.entries,
+            "sync_seconds": self.sync_seconds,
+            "worker": {
+                "single_machine_bytes": self.single_machine,
+                "incoming_tables_bytes": self.incoming_tables,
+                "outgoing_deltas_bytes": self.outgoing_deltas,
+                "encode_scratch_bytes": self.encode_scratch,
+                "total_bytes": self.worker_total,
+            },
+            "driver": {
+                "single_machine_bytes": self.single_machine,
+                "put_tables_bytes": self.put_tables,
+                "gathered_deltas_bytes": self.gathered_deltas,
+                "total_bytes": self.driver_total,
+            },
+            "bytes_out_per_round": self.bytes_out,
+            "bytes_in_per_round": self.bytes_in,
+            "bytes_per_round": self.bytes_per_round,
+            "bytes_per_second": self.bytes_per_second,
+            "megabytes_per_second": self.megabytes_per_second,
+            "gigabits_per_second": self.gigabits_per_second,
+            "transfer_seconds": {f"{g:g}": self.transfer_seconds(g) for g in LINKS_GBIT},
+        }
+
+    def lines(self) -> list[str]:
+        """Readable lines: the settings, one line per figure."""
+        m, n = self.memory, self.workers
+        threads = f"{m.threads} thread{'s' if m.threads != 1 else ''}"
+        nodes = f"{n} worker node{'s' if n != 1 else ''}"
+        rows = [
+            ("worker: as one machine", self.single_machine, f"{m.algorithm}, {m.dtype}, {threads}: the total above"),
+            ("worker: tables in", self.incoming_tables, "both tables, in its node's object store"),
+            ("worker: deltas out", self.outgoing_deltas, "both tables' deltas, dense float32"),
+            ("worker: encoding", self.encode_scratch, "an int64 index over every entry while a delta is encoded"),
+            ("worker total", self.worker_total, ""),
+            ("driver total", self.driver_total,
+             f"as one machine, + put tables {format_bytes(self.put_tables)}, "
+             f"+ {n} x deltas {format_bytes(self.gathered_deltas)}"),
+            ("round out", self.bytes_out, f"both tables to each of {nodes}"),
+            ("round in", self.bytes_in, f"{n} x dense deltas; sparse deltas are smaller"),
+        ]
+        out = [
+            f"cluster: {n} worker{'s' if n != 1 else ''} x {threads}, rounds of "
+            f"{self.sync_seconds:g} s; worst case: dense deltas, one node per worker"
+        ]
+        for label, size, note in rows:
+            out.append(f"  {label:<22} {format_bytes(size):>11}" + (f"  ({note})" if note else ""))
+        out.append(
+            f"  {'network':<22} {format_bytes(self.bytes_per_round):>11}  (a round: "
+            f"{_rate(self.megabytes_per_second)} MB/s = {_rate(self.gigabits_per_second)} Gbit/s "
+            f"through the driver's link)"
+        )
+        for g in LINKS_GBIT:
+            t = self.transfer_seconds(g)
+            share = t / self.sync_seconds
+            when = (
+                f"{100 * share:.2g}% of a {self.sync_seconds:g} s round"
+                if share < 1
+                else f"{share:.3g} x a {self.sync_seconds:g} s round: the network sets the pace"
+            )
+            out.append(f"  {f'a round at {g:g} Gbit/s':<22} {format_seconds(t):>11}  ({when})")
+        return out
+
+
+def cluster_estimate(
+    memory: MemoryEstimate, workers: int, sync_seconds: float = SYNC_SECONDS
+) -> ClusterEstimate:
+    """The worst-case memory and traffic of a cluster run of ``workers`` workers and
+    rounds of ``sync_seconds``, each worker holding what ``memory`` (a single-machine
+    estimate of a sampled algorithm, with the workers' threads and dtype) holds.
+
+    Raises ``ValueError`` (one line) if ``memory`` is not of a sampled algorithm, or
+    ``workers`` is not a whole number of at least 1, or ``sync_seconds`` not a finite
+    positive number.
+    """
+    if memory.algorithm not in SAMPLED:
+        raise ValueError(
+            f"a cluster trains the sampled algorithms ({', '.join(SAMPLED)}), not {memory.algorithm}"
+        )
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1, not {workers!r}")
+    if (
+        isinstance(sync_seconds, bool)
+        or not isinstance(sync_seconds, (int, float))
+        or not 0 < sync_seconds < math.inf
+    ):
+        raise ValueError(f"sync seconds must be a positive number, not {sync_seconds!r}")
+    entries, width = memory.entries, DTYPES[memory.dtype]
+    tables = 2 * entries * width
+    deltas = 2 * entries * DELTA_BYTES
+    return ClusterEstimate(
+        memory=memory,
+        workers=workers,
+        sync_seconds=float(sync_seconds),
+        single_machine=memory.total,
+        incoming_tables=tables,
+        outgoing_deltas=deltas,
+        encode_scratch=entries * ENCODE_BYTES,
+        put_tables=tables,
+        gathered_deltas=workers * deltas,
+        bytes_out=workers * tables,
+        bytes_in=workers * deltas,
+    )
