@@ -1,0 +1,177 @@
+"""Training on Ray workers against Hogwild threads on one machine, full deck.
+
+``pokerbot train --cluster`` (:mod:`solver.training.cluster`) runs two single-threaded
+Ray workers (``--cluster local --workers 2``: a Ray instance of this machine) against the
+same run with two Hogwild threads, external sampling, seed 1, the same wall time
+(``--seconds``, default 300) each, over the full deck's 169/1000/1000/1000 abstraction
+(:data:`bench._fulldeck.FULL_DECK_PARAMS`, built once into the bench cache), for each
+betting of ``--bettings``: ``1p,cap1`` (313,521 table entries) and the shipped
+blueprint's (33,008,731). Per betting:
+
+* ``hogwild`` and ``cluster``: deals, deals/s, and for the cluster its rounds, bytes a
+  round and a second, the workers' share of the rounds' wall time in the kernel;
+  ``deals_ratio`` = cluster / Hogwild deals per second (the goal: at least 0.8);
+* ``h2h``: the exact head-to-head of the cluster's strategy against Hogwild's
+  (:func:`solver.evaluation.head_to_head.head_to_head`), ``--boards`` boards (300)
+  sampled with seed 1, in mbb/g with its 95% interval (the goal: a half-width of at most
+  30 and an interval containing zero or above it).
+
+Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of
+``--sync`` round lengths (1, 5 and 20 s): deals/s and bytes/s against the round.
+
+Prints one JSON object as its last line (and writes it to ``--out``). Seconds on the
+2-vCPU VM: about 8 minutes for the abstraction the first time, then for the defaults
+4 x 300 s of training, 2 x 3 x 60 s of sweep and the two head-to-heads (about a second a
+board on the shipped betting). ``--quick``: 30 s a side, ``1p,cap1`` only, 30 boards,
+rounds of 1 and 5 s for 20 s.
+
+Usage: ``python bench/cluster.py [--quick] [--seconds T] [--bettings B ...] [--boards N]
+[--sync S ...] [--sweep-seconds T] [--abstraction DIR] [--out FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._fulldeck import FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
+
+SHIPPED_BETTING = "0.5p,1p,2p,a/1p,a,cap3;0.5p,1p,a/1p,a,cap2"
+BETTINGS = {"1p,cap1": "1p,cap1", "shipped": SHIPPED_BETTING}
+
+
+def train(ab_dir: Path, betting: str, seconds: float, out: Path, *, cluster: bool, sync: float = 5.0) -> dict[str, Any]:
+    """One run of ``seconds`` (two Hogwild threads, or two Ray workers of one thread)."""
+    from solver.training.cluster import ClusterOptions
+    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
+    from solver.training.run import run_training
+
+    config = TrainingConfig(
+        game=FULL_DECK_GAME,
+        betting=betting,
+        abstraction=ab_dir,
+        algorithm=AlgorithmConfig("es"),
+        budget=Budget(seconds=seconds),
+        seed=1,
+        threads=1 if cluster else 2,
+        out=out,
+        evaluation=EvaluationConfig(enabled=False),
+        cluster=ClusterOptions("local", 2, sync_seconds=sync) if cluster else None,
+    )
+    t0 = time.perf_counter()
+    run = run_training(config, say=lambda line: log(f"  {line}"))
+    doc: dict[str, Any] = {
+        "deals": run.iterations,
+        "seconds": round(run.seconds, 2),
+        "deals_per_s": round(run.iterations / run.seconds) if run.seconds > 0 else None,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "entries": run.problem.size,
+    }
+    if run.cluster is not None:
+        c = run.cluster
+        doc.update(
+            sync_seconds=sync,
+            rounds=c["rounds"],
+            bytes_per_round=round(c["bytes_per_round"] or 0),
+            bytes_per_s=round(c["bytes_per_s"] or 0),
+            kernel_share=c["kernel_share"],
+            merge_seconds=c["merge_seconds"],
+        )
+    return doc
+
+
+def h2h(ab_dir: Path, a: Path, b: Path, boards: int) -> dict[str, Any]:
+    """A's exact value against B over ``boards`` sampled boards, mbb/g with its 95% interval."""
+    from poker.game import load_game
+    from solver.evaluation.head_to_head import head_to_head
+    from solver.play.player import open_playable, translated
+
+    game = load_game(FULL_DECK_GAME)
+    pa = translated(open_playable(a, game=game, tables=ab_dir))
+    pb = translated(open_playable(b, game=game, tables=ab_dir))
+    r = head_to_head(pa, pb, game, boards=boards, seed=1, jobs=2).to_dict()
+    lo, hi = r["ci95"]
+    half = (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) else None
+    return {
+        "boards": r["boards"],
+        "mbb_per_game": round(r["mbb_per_game"], 2),
+        "ci95": [round(lo, 2), round(hi, 2)],
+        "ci_halfwidth": round(half, 2) if half is not None else None,
+        "seconds": round(r["seconds"], 1),
+        "goal_met": half is not None and half <= 30 and hi >= 0,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seconds", type=float, default=300.0, help="training seconds a side")
+    ap.add_argument("--bettings", nargs="+", choices=sorted(BETTINGS), default=["1p,cap1", "shipped"])
+    ap.add_argument("--boards", type=int, default=300)
+    ap.add_argument("--sync", type=float, nargs="+", default=[1.0, 5.0, 20.0])
+    ap.add_argument("--sweep-seconds", type=float, default=60.0)
+    ap.add_argument("--abstraction", metavar="DIR", help="a built 169/1000/1000/1000 abstraction (default: the bench cache's)")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seconds, args.bettings, args.boards = 30.0, ["1p,cap1"], 30
+        args.sync, args.sweep_seconds = [1.0, 5.0], 20.0
+
+    from abstraction.card_abstraction import CardAbstraction
+    from poker.game import load_game
+
+    if args.abstraction:
+        ab = CardAbstraction.load(args.abstraction)
+        ab_info: dict[str, Any] = {"directory": args.abstraction}
+    else:
+        ab, ab_info = cached_abstraction(load_game(FULL_DECK_GAME), FULL_DECK_PARAMS)
+    ab_dir = Path(str(ab.directory))
+    doc: dict[str, Any] = {
+        "game": FULL_DECK_GAME,
+        "abstraction": {**ab_info, "buckets": ab.bucket_counts},
+        "algorithm": "es",
+        "seconds_a_side": args.seconds,
+        "bettings": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.bettings:
+            betting = BETTINGS[name]
+            log(f"{name}: Hogwild, 2 threads, {args.seconds:g} s")
+            hog = train(ab_dir, betting, args.seconds, Path(tmp) / f"hog.{name}.strategy", cluster=False)
+            log(f"{name}: Ray, 2 workers of 1 thread, {args.seconds:g} s")
+            ray_ = train(ab_dir, betting, args.seconds, Path(tmp) / f"ray.{name}.strategy", cluster=True)
+            ratio = ray_["deals_per_s"] / hog["deals_per_s"] if hog["deals_per_s"] else None
+            log(f"{name}: head-to-head over {args.boards} boards")
+            match = h2h(ab_dir, Path(tmp) / f"ray.{name}.strategy", Path(tmp) / f"hog.{name}.strategy", args.boards)
+            doc["bettings"][name] = {
+                "betting": betting,
+                "hogwild": hog,
+                "cluster": ray_,
+                "deals_ratio": round(ratio, 3) if ratio is not None else None,
+                "deals_goal_met": ratio is not None and ratio >= 0.8,
+                "h2h_cluster_minus_hogwild": match,
+            }
+            log(f"{name}: deals ratio {ratio:.3f}, h2h {match['mbb_per_game']} {match['ci95']}")
+        sweep = []
+        for sync in args.sync:
+            log(f"sync {sync:g} s: Ray on 1p,cap1, {args.sweep_seconds:g} s")
+            r = train(ab_dir, "1p,cap1", args.sweep_seconds, Path(tmp) / f"sweep.{sync}.strategy", cluster=True, sync=sync)
+            sweep.append(r)
+        doc["sync"] = sweep
+    text = json.dumps(doc)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
