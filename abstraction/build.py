@@ -45,6 +45,7 @@ from poker._sysinfo import available_memory_gib, peak_memory_gib
 from poker.game import Game, load_game
 
 from . import features as F
+from .cluster import FeatureCluster
 from .card_abstraction import CardAbstraction
 from .indexer import index_hand_njit, unindex_hand_njit
 from .kmeans import kmeans, nearest
@@ -234,8 +235,9 @@ class _Builder:
     """
 
     def __init__(self, game: Game, plan: BuildPlan, out: Path, progress: ProgressFn | None,
-                 model: _Model | None = None) -> None:
+                 model: _Model | None = None, cluster: FeatureCluster | None = None) -> None:
         self.game = game
+        self.cluster = cluster
         self.model = model
         self.model_hash = _model_hash(model.meta, model.arrays) if model is not None else None
         self.p = plan.params
@@ -346,7 +348,11 @@ class _Builder:
         return BuildReport(ab, self.report, round(seconds, 3), round(peak, 3))
 
     def _river(self) -> None:
-        rt = F.river_table(self.space, self._tick("river E[HS]"))
+        tick = self._tick("river E[HS]")
+        if self.cluster is not None:
+            rt = self.cluster.river_table(self.game, tick)
+        else:
+            rt = F.river_table(self.space, tick)
         _atomic_save_npy(self._c("river.values.npy"), rt.values)
         _atomic_save_npy(self._c("river.weights.npy"), rt.weights)
 
@@ -359,7 +365,11 @@ class _Builder:
         return F.StreetFeatures(*(_load(self._c(f"street{s}.{x}.npy")) for x in ("counts", "s1", "s2", "weights")))
 
     def _features(self, s: int) -> None:
-        f = F.tower_features(self.space, s, self._next_features(s), self.p.bins, self._tick(f"{self.names[s]} features"))
+        nxt, tick = self._next_features(s), self._tick(f"{self.names[s]} features")
+        if self.cluster is not None:
+            f = self.cluster.tower_features(self.game, s, nxt, self.p.bins, tick)
+        else:
+            f = F.tower_features(self.space, s, nxt, self.p.bins, tick)
         for name, arr in zip(("counts", "s1", "s2", "weights"), f):
             _atomic_save_npy(self._c(f"street{s}.{name}.npy"), arr)
 
@@ -621,11 +631,14 @@ def build_abstraction(
     *,
     progress: ProgressFn | None = None,
     memory_limit_gib: float | None = None,
+    cluster: FeatureCluster | None = None,
 ) -> BuildReport:
     """Build (or finish building) the card abstraction of ``game`` into ``out_dir``.
 
     Stages already completed with the same inputs are reused. ``memory_limit_gib``
     (default: the machine's available memory) refuses a build predicted to need more.
+    ``cluster``: run the feature stages on a Ray cluster
+    (:class:`abstraction.cluster.FeatureCluster`; the same files, byte for byte).
     Raises ``ValueError`` with one line on bad input.
     """
     g = load_game(game) if isinstance(game, str) else game
@@ -638,7 +651,7 @@ def build_abstraction(
         )
     out = Path(out_dir)
     _check_out_dir(out)
-    return _Builder(g, plan, out, progress).build()
+    return _Builder(g, plan, out, progress, cluster=cluster).build()
 
 
 def build_model_tables(

@@ -512,6 +512,24 @@ def river_table(space: CardSpace, progress: ProgressFn | None = None) -> RiverTa
     return RiverTable(values, weights)
 
 
+def river_part(space: CardSpace, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The river table's entries of canonical boards ``lo .. hi - 1`` (their order in
+    :func:`canonical_boards`): ``(indices, values, weights)``. Distinct canonical boards
+    give distinct classes, so the parts of disjoint board ranges never overlap and
+    together write exactly :func:`river_table` (how a cluster shares the stage)."""
+    boards = canonical_boards(space, space.last)[lo:hi]
+    ix = space.indexer(space.last)
+    n = ix.count()
+    values = np.zeros(n, np.uint16)
+    weights = np.zeros(n, np.uint8)
+    rnd = ix.num_rounds - 1
+    for a in range(0, boards.shape[0], _BOARD_CHUNK):
+        b = min(a + _BOARD_CHUNK, boards.shape[0])
+        _river_scatter(ix.tables, rnd, boards[a:b], space.deck, space.hole, space.perm_maps, values, weights)
+    index = np.flatnonzero(weights)  # every class written weighs at least one deal
+    return index, values[index], weights[index]
+
+
 # ------------------------------------------------------------------ earlier streets: towers
 
 
@@ -599,26 +617,52 @@ def tower_features(
     if street + 1 == space.last:
         if not isinstance(nxt, RiverTable):
             raise ValueError("the street before the river needs the river table")
-        n_arg = _Next(nxt.values, np.zeros((0, bins), np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    else:
-        if not isinstance(nxt, StreetFeatures) or nxt.counts.shape[1] != bins:
-            raise ValueError(f"street {street} needs the {bins}-bin features of street {street + 1}")
-        n_arg = _Next(np.zeros(0, np.uint16), nxt.counts, nxt.s1, nxt.s2)
-    ix, nix = space.indexer(street), space.indexer(street + 1)
-    n = ix.count()
-    out = StreetFeatures(
-        np.zeros((n, bins), np.uint32), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.uint8)
-    )
-    add = space.board_through[street + 1] - space.board_through[street]
+    elif not isinstance(nxt, StreetFeatures) or nxt.counts.shape[1] != bins:
+        raise ValueError(f"street {street} needs the {bins}-bin features of street {street + 1}")
+    n_arg = _next_arg(nxt, bins)
+    n = space.indexer(street).count()
+    out = _empty_features(n, bins)
     for lo in range(0, n, _HAND_CHUNK):
         hi = min(lo + _HAND_CHUNK, n)
         part = StreetFeatures(out.counts[lo:hi], out.s1[lo:hi], out.s2[lo:hi], out.weights[lo:hi])
-        _tower(
-            ix.tables, ix.num_rounds - 1, nix.tables, nix.num_rounds - 1, space.deck, space.perm_maps,
-            space.hole, space.board_through[street], add, lo, space.scale, n_arg, part,
-        )
+        _tower_into(space, street, n_arg, lo, part)
         if progress is not None:
             progress(hi, n)
+    return out
+
+
+def _empty_features(n: int, bins: int) -> StreetFeatures:
+    return StreetFeatures(
+        np.zeros((n, bins), np.uint32), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.uint8)
+    )
+
+
+def _next_arg(nxt: RiverTable | StreetFeatures, bins: int) -> _Next:
+    if isinstance(nxt, RiverTable):
+        return _Next(nxt.values, np.zeros((0, bins), np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return _Next(np.zeros(0, np.uint16), nxt.counts, nxt.s1, nxt.s2)
+
+
+def _tower_into(space: CardSpace, street: int, n_arg: _Next, lo: int, part: StreetFeatures) -> None:
+    """Histogram features of canonical hands ``lo .. lo + len(part) - 1`` of ``street`` into ``part``."""
+    ix, nix = space.indexer(street), space.indexer(street + 1)
+    add = space.board_through[street + 1] - space.board_through[street]
+    _tower(
+        ix.tables, ix.num_rounds - 1, nix.tables, nix.num_rounds - 1, space.deck, space.perm_maps,
+        space.hole, space.board_through[street], add, lo, space.scale, n_arg, part,
+    )
+
+
+def tower_part(
+    space: CardSpace, street: int, nxt: RiverTable | StreetFeatures, bins: int, lo: int, hi: int
+) -> StreetFeatures:
+    """:func:`tower_features` of canonical hands ``lo .. hi - 1`` only (each hand's
+    features depend on its own cards and ``nxt`` alone: how a cluster shares the stage)."""
+    out = _empty_features(hi - lo, bins)
+    for a in range(lo, hi, _HAND_CHUNK):
+        b = min(a + _HAND_CHUNK, hi)
+        part = StreetFeatures(out.counts[a - lo:b - lo], out.s1[a - lo:b - lo], out.s2[a - lo:b - lo], out.weights[a - lo:b - lo])
+        _tower_into(space, street, _next_arg(nxt, bins), a, part)
     return out
 
 

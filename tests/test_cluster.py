@@ -165,6 +165,26 @@ def test_short20_with_a_card_abstraction_sent_to_the_workers(cluster, tmp_path):
     assert any(f"from {kept}" in line for line in lines if "ready on" in line), lines
 
 
+def test_a_distributed_abstraction_is_the_local_one_byte_for_byte(cluster, tmp_path):
+    """20-card hold'em's feature stages as tasks over shards of boards and hands (two
+    workers, four shards each): every table, centroid and feature file equals the local
+    build's."""
+    from abstraction.build import build_abstraction
+    from abstraction.cluster import FeatureCluster
+    from abstraction.plan import AbstractionParams
+
+    game, params = "holdem.nolimit.2p.short20", AbstractionParams((5, 8, 8, 8))
+    here = build_abstraction(game, params, tmp_path / "here")
+    features = FeatureCluster(cluster, 2)
+    there = build_abstraction(game, params, tmp_path / "there", cluster=features)
+    assert features.tasks >= 4 and features.bytes_in > 0
+    assert there.abstraction.content_hash == here.abstraction.content_hash
+    names = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*.npy"))
+    assert any("river.values" in str(n) for n in names) and any("table" in str(n) for n in names)
+    for name in names:
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes(), name
+
+
 def test_refusals_are_one_line(cluster, tmp_path, capsys, monkeypatch):
     out = tmp_path / "x.strategy"
     base = ["train", "leduc.limit.2p", "--iterations", "1000", "--out", str(out), "--quiet"]
@@ -173,7 +193,7 @@ def test_refusals_are_one_line(cluster, tmp_path, capsys, monkeypatch):
         ([*base, "--algo", "es", "--workers", "2"], "--workers needs --cluster"),
         ([*base, "--algo", "es", "--cluster", cluster], "--cluster needs --workers N"),
         ([*base, "--algo", "es", "--cluster", cluster, "--workers", "3"], "the Ray cluster has 2 CPUs"),
-        ([*base, "--algo", "es", "--cluster", cluster, "--workers", "2", "--threads", "2"], "need 4"),
+        ([*base, "--algo", "es", "--cluster", cluster, "--workers", "2", "--threads", "2"], "needs 4"),
         ([*base, "--algo", "es", "--cluster", cluster, "--workers", "0"], "--workers must be"),
     ]
     for argv, expected in cases:

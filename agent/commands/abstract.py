@@ -50,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-iter", type=int, default=60, help="k-means iterations at most (default 60)")
     p.add_argument("--memory-limit", type=float, metavar="GIB",
                    help="refuse builds predicted to need more (default: the machine's available memory)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the feature stages on a Ray cluster (HOST:PORT of its head, 'auto' or "
+                   "'local'; the optional cluster extra): the same files, byte for byte; k-means runs here")
+    p.add_argument("--workers", type=int, metavar="N", help="--cluster: CPUs of the cluster to use (tasks at once)")
     p.add_argument("--dry-run", action="store_true", help="build nothing: print sizes and predicted time and memory")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -112,11 +116,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise UserError("--out DIR is required (or use --dry-run)")
+    if args.workers is not None and args.cluster is None:
+        raise UserError("--workers needs --cluster")
+    cluster = None
+    if args.cluster is not None:
+        from abstraction.cluster import FeatureCluster
+
+        if args.workers is None:
+            raise UserError("--cluster needs --workers N")
+        cluster = FeatureCluster(args.cluster, args.workers)
     bars = StageBars(enabled=not args.quiet)
     try:
-        report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit)
+        report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit, cluster=cluster)
     finally:
         bars.close()
+        if cluster is not None:
+            cluster.close()
     ab = report.abstraction
     peak = peak_memory_gib()
     streets = [

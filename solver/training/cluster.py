@@ -72,6 +72,8 @@ from typing import Any
 
 import numpy as np
 
+from abstraction.cluster import INSTALL_HINT, ClusterError, code_digest, connect, import_ray
+
 from .memory import format_bytes
 from .sampled import SampledCFRSolver, SamplingOptions, _splitmix64, seed_streams
 
@@ -91,12 +93,8 @@ __all__ = [
     "split_shares",
 ]
 
-#: The algorithms a cluster trains: the sampled ones, whose tables take summed deltas.
+#: The algorithms a cluster trains: the sampled ones, whose tables take the workers' deltas.
 CLUSTER_ALGORITHMS = ("es", "os", "as", "tcfr")
-#: What a run without Ray prints.
-INSTALL_HINT = "--cluster needs Ray: pip install -e '.[cluster]'"
-#: The packages whose source a worker must share with the driver.
-CODE_PACKAGES = ("poker", "abstraction", "solver")
 #: A replaced worker that is not ready within this many seconds ends the run.
 READY_TIMEOUT = 300.0
 #: Replacements a run tolerates per worker before it gives up.
@@ -105,10 +103,6 @@ MAX_REPLACEMENTS = 3
 SYNC_SECONDS = 5.0
 
 log = logging.getLogger(__name__)
-
-
-class ClusterError(ValueError):
-    """A cluster run that cannot start or go on; the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -157,26 +151,6 @@ class ClusterOptions:
 
 
 # -- identity ------------------------------------------------------------------------
-
-
-_code_digest: str | None = None
-
-
-def code_digest() -> str:
-    """``sha256:...`` of every ``.py`` file of :data:`CODE_PACKAGES` (path and bytes, in
-    path order): the code a worker must share with the driver. Computed once a process."""
-    global _code_digest
-    if _code_digest is None:
-        root = Path(__file__).resolve().parents[2]
-        h = hashlib.sha256()
-        for package in CODE_PACKAGES:
-            for path in sorted((root / package).rglob("*.py")):
-                h.update(str(path.relative_to(root)).encode())
-                h.update(b"\0")
-                h.update(path.read_bytes())
-                h.update(b"\0")
-        _code_digest = "sha256:" + h.hexdigest()
-    return _code_digest
 
 
 def _update(h: Any, value: Any) -> None:
@@ -514,15 +488,6 @@ class ClusterStats:
         }
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or :class:`ClusterError` with :data:`INSTALL_HINT`."""
-    try:
-        import ray
-    except ImportError:
-        raise ClusterError(INSTALL_HINT) from None
-    return ray
-
-
 class ClusterRunner:
     """The driver's side of a cluster run: it starts the workers, runs rounds for the
     solver (``solver.runner``, see :meth:`SampledCFRSolver.iterate`) and replaces a
@@ -563,31 +528,7 @@ class ClusterRunner:
     # connection and workers
 
     def _connect(self) -> None:
-        ray, o = self.ray, self.options
-        threads = self.spec.threads
-        need = o.workers * threads
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {
-                "logging_level": logging.ERROR,
-                "log_to_driver": False,
-                "include_dashboard": False,
-                "namespace": "pokerbot",
-            }
-            try:
-                if o.local:
-                    ray.init(num_cpus=need, **kwargs)
-                else:
-                    ray.init(address=o.address, **kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ClusterError(f"cannot reach the Ray cluster at {o.address}: {first}") from None
-            self._owns_ray = True
-        cpus = float(ray.cluster_resources().get("CPU", 0))
-        if cpus < need:
-            raise ClusterError(
-                f"the Ray cluster has {cpus:g} CPUs; {o.workers} workers of {threads} "
-                f"thread(s) need {need}"
-            )
+        self._owns_ray = connect(self.options.address, self.options.workers * self.spec.threads)
 
     def _new_actor(self, slot: int) -> Any:
         return self._actor_class.options(

@@ -1,0 +1,231 @@
+"""Ray for the project's long jobs: connecting, identity, and the card abstraction's
+feature stages as tasks over shards.
+
+What every cluster job shares (:mod:`solver.training.cluster` trains on it too):
+:func:`import_ray` (Ray is the optional ``cluster`` extra, imported only here and only
+when a job asks), :func:`connect` (a running cluster, or ``'local'``: a Ray instance of
+this machine started for the job) and :func:`code_digest` (the source a remote process
+must share with the driver before its results are used).
+
+:class:`FeatureCluster` runs the two feature stages of :func:`abstraction.build.build_abstraction`
+on the cluster: the river's E[HS] (:func:`abstraction.features.river_part` over ranges of
+canonical boards, whose classes never overlap) and each earlier street's histograms
+(:func:`abstraction.features.tower_part` over ranges of canonical hands, the next
+street's features sent once through the object store). Both are exact integer sums per
+hand, so the driver's table is the local build's byte for byte, whatever the shards;
+k-means and the history pair maps run on the driver. Each task runs its numba kernels
+on one thread (it holds one CPU of the cluster) and reports the code it ran, which must
+be the driver's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from poker.game import Game, parse_game
+
+from . import features as F
+
+__all__ = [
+    "CODE_PACKAGES",
+    "INSTALL_HINT",
+    "ClusterError",
+    "FeatureCluster",
+    "code_digest",
+    "connect",
+    "import_ray",
+]
+
+#: What a job without Ray prints.
+INSTALL_HINT = "--cluster needs Ray: pip install -e '.[cluster]'"
+#: The packages whose source a remote process must share with the driver.
+CODE_PACKAGES = ("poker", "abstraction", "solver")
+#: Shards per worker of a feature stage (a few each, so a slow node does not hold the
+#: stage up for long).
+SHARDS_PER_WORKER = 4
+
+
+class ClusterError(ValueError):
+    """A cluster job that cannot start or go on; the message is one line."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`ClusterError` with :data:`INSTALL_HINT`."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(INSTALL_HINT) from None
+    return ray
+
+
+def connect(address: str, cpus: int) -> bool:
+    """Connect this process to the Ray cluster at ``address`` (``'local'``: start one on
+    this machine with ``cpus`` CPUs) unless it already is, and check the cluster has
+    ``cpus`` CPUs. Returns whether this call started the connection (the caller then
+    shuts it down). Raises :class:`ClusterError` (one line)."""
+    ray = import_ray()
+    owns = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {
+            "logging_level": logging.ERROR,
+            "log_to_driver": False,
+            "include_dashboard": False,
+            "namespace": "pokerbot",
+        }
+        try:
+            if address == "local":
+                ray.init(num_cpus=cpus, **kwargs)
+            else:
+                ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ClusterError(f"cannot reach the Ray cluster at {address}: {first}") from None
+        owns = True
+    have = float(ray.cluster_resources().get("CPU", 0))
+    if have < cpus:
+        if owns:
+            ray.shutdown()
+        raise ClusterError(f"the Ray cluster has {have:g} CPUs; the job needs {cpus}")
+    return owns
+
+
+_code_digest: str | None = None
+
+
+def code_digest() -> str:
+    """``sha256:...`` of every ``.py`` file of :data:`CODE_PACKAGES` (path and bytes, in
+    path order): the code a remote process must share with the driver. Once a process."""
+    global _code_digest
+    if _code_digest is None:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for package in CODE_PACKAGES:
+            for path in sorted((root / package).rglob("*.py")):
+                h.update(str(path.relative_to(root)).encode())
+                h.update(b"\0")
+                h.update(path.read_bytes())
+                h.update(b"\0")
+        _code_digest = "sha256:" + h.hexdigest()
+    return _code_digest
+
+
+# -- the feature stages as tasks ------------------------------------------------------
+
+
+def _one_thread() -> None:
+    """Run this task's numba kernels on one thread: the task holds one CPU."""
+    import numba
+
+    numba.set_num_threads(1)
+
+
+def _river_task(game_text: str, game_name: str, lo: int, hi: int) -> tuple[str, Any]:
+    _one_thread()
+    space = F.CardSpace.from_game(parse_game(game_text, name=game_name))
+    return code_digest(), F.river_part(space, lo, hi)
+
+
+def _tower_task(game_text: str, game_name: str, street: int, nxt: Any, bins: int, lo: int, hi: int) -> tuple[str, Any]:
+    _one_thread()
+    space = F.CardSpace.from_game(parse_game(game_text, name=game_name))
+    return code_digest(), tuple(F.tower_part(space, street, nxt, bins, lo, hi))
+
+
+def _shards(n: int, parts: int) -> list[tuple[int, int]]:
+    """``0 .. n - 1`` in ``parts`` consecutive ranges (fewer if ``n`` is small)."""
+    parts = max(1, min(parts, n))
+    edges = np.linspace(0, n, parts + 1).round().astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+class FeatureCluster:
+    """The feature stages of a build on ``workers`` CPUs of the Ray cluster at
+    ``address`` (see the module docstring). :meth:`close` ends a connection it started."""
+
+    def __init__(self, address: str, workers: int) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ClusterError(f"--workers must be a whole number of at least 1, not {workers!r}")
+        self.address = address
+        self.workers = workers
+        self.ray = import_ray()
+        self._owns = connect(address, workers)
+        self._river = self.ray.remote(num_cpus=1)(_river_task)
+        self._tower = self.ray.remote(num_cpus=1)(_tower_task)
+        self.tasks = 0
+        self.bytes_in = 0
+
+    def _gather(self, refs: list[Any], place: Callable[[int, Any], None], progress: Callable[[int], None] | None) -> None:
+        """Wait for ``refs``, placing each result (by its position) as it comes."""
+        ray = self.ray
+        where = {ref: k for k, ref in enumerate(refs)}
+        pending = list(refs)
+        done = 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                code, result = ray.get(ref)
+                if code != code_digest():
+                    raise ClusterError(
+                        f"a worker of the Ray cluster runs other code ({code[:19]}) than the driver "
+                        f"({code_digest()[:19]}): install the same pokerbot on every machine"
+                    )
+                place(where[ref], result)
+                self.bytes_in += sum(int(a.nbytes) for a in result)
+                done += 1
+                self.tasks += 1
+                if progress is not None:
+                    progress(done)
+
+    def river_table(self, game: Game, progress: F.ProgressFn | None = None) -> F.RiverTable:
+        """:func:`abstraction.features.river_table`, its canonical boards shared out."""
+        space = F.CardSpace.from_game(game)
+        n_boards = F.canonical_boards(space, space.last).shape[0]
+        n = space.indexer(space.last).count()
+        values = np.zeros(n, np.uint16)
+        weights = np.zeros(n, np.uint8)
+        shards = _shards(n_boards, SHARDS_PER_WORKER * self.workers)
+        text, name = game.to_text(), game.name
+        refs = [self._river.remote(text, name, lo, hi) for lo, hi in shards]
+
+        def place(k: int, part: Any) -> None:
+            index, v, w = part
+            values[index] = v
+            weights[index] = w
+
+        tick = None if progress is None else (lambda done: progress(done * n_boards // len(shards), n_boards))
+        self._gather(refs, place, tick)
+        return F.RiverTable(values, weights)
+
+    def tower_features(
+        self, game: Game, street: int, nxt: F.RiverTable | F.StreetFeatures, bins: int,
+        progress: F.ProgressFn | None = None,
+    ) -> F.StreetFeatures:
+        """:func:`abstraction.features.tower_features`, its canonical hands shared out."""
+        space = F.CardSpace.from_game(game)
+        n = space.indexer(street).count()
+        out = F._empty_features(n, bins)
+        shards = _shards(n, SHARDS_PER_WORKER * self.workers)
+        nxt_ref = self.ray.put(nxt)
+        text, name = game.to_text(), game.name
+        refs = [self._tower.remote(text, name, street, nxt_ref, bins, lo, hi) for lo, hi in shards]
+
+        def place(k: int, part: Any) -> None:
+            lo, hi = shards[k]
+            for full, piece in zip(out, part):
+                full[lo:hi] = piece
+
+        tick = None if progress is None else (lambda done: progress(done * n // len(shards), n))
+        self._gather(refs, place, tick)
+        return out
+
+    def close(self) -> None:
+        """End the connection this object started, if it did."""
+        if self._owns:
+            self._owns = False
+            self.ray.shutdown()
