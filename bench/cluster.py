@@ -19,6 +19,17 @@ blueprint's (33,008,731). Per betting:
 Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of
 ``--sync`` round lengths (1, 5 and 20 s): deals/s and bytes/s against the round.
 
+Last, ``model``: the scaling model, from what was measured on the shipped betting (or
+the last betting run): a worker's deals/s (the cluster's over its workers), its bytes a
+round each way (both float32 tables out; its deltas in, as measured), the driver's merge
+rate (bytes of deltas added a second), and for 8, 32 and 128 workers on a 10 Gbit/s
+link through the driver, rounds of 5 s: a round's transfer and merge time (rounds are
+synchronous, so the workers wait through both), the predicted speedup over one worker
+(``workers x 5 / (5 + transfer + merge)``) and the worker count where the waiting equals
+the solving (beyond it, more workers add little); and the largest table a 24 GiB worker
+holds (:mod:`solver.training.cluster_plan`'s bytes per entry: its own tables, a round's
+incoming copy, its deltas and their encoding).
+
 Prints one JSON object as its last line (and writes it to ``--out``). Seconds on the
 2-vCPU VM: about 8 minutes for the abstraction the first time, then for the defaults
 4 x 300 s of training, 2 x 3 x 60 s of sweep and the two head-to-heads (about a second a
@@ -80,6 +91,7 @@ def train(ab_dir: Path, betting: str, seconds: float, out: Path, *, cluster: boo
         doc.update(
             sync_seconds=sync,
             rounds=c["rounds"],
+            bytes_in=c["bytes_in"],
             bytes_per_round=round(c["bytes_per_round"] or 0),
             bytes_per_s=round(c["bytes_per_s"] or 0),
             kernel_share=c["kernel_share"],
@@ -107,6 +119,46 @@ def h2h(ab_dir: Path, a: Path, b: Path, boards: int) -> dict[str, Any]:
         "ci_halfwidth": round(half, 2) if half is not None else None,
         "seconds": round(r["seconds"], 1),
         "goal_met": half is not None and half <= 30 and hi >= 0,
+    }
+
+
+def scaling_model(measured: dict[str, Any], workers_measured: int, sync: float = 5.0, gbit: float = 10.0) -> dict[str, Any]:
+    """Predicted speedups of a cluster run from one measured run (see the docstring)."""
+    from solver.training.cluster_plan import DELTA_BYTES, ENCODE_BYTES
+
+    entries = measured["entries"]
+    rounds = max(1, measured["rounds"])
+    per_worker_deals = measured["deals_per_s"] / workers_measured
+    out_bytes = 2 * entries * 4  # both float32 tables to a worker's node
+    in_bytes = measured["bytes_in"] / rounds / workers_measured  # one worker's deltas, as measured
+    merge_rate = measured["bytes_in"] / max(measured["merge_seconds"], 1e-9)
+    link = gbit * 1e9 / 8
+    rows = []
+    for n in (8, 32, 128):
+        transfer = n * (out_bytes + in_bytes) / link
+        merge = n * in_bytes / merge_rate
+        rows.append({
+            "workers": n,
+            "transfer_s": round(transfer, 3),
+            "merge_s": round(merge, 3),
+            "speedup": round(n * sync / (sync + transfer + merge), 2),
+            "deals_per_s": round(n * per_worker_deals * sync / (sync + transfer + merge)),
+        })
+    knee = sync / ((out_bytes + in_bytes) / link + in_bytes / merge_rate)
+    per_entry = 2 * 4 + 2 * 4 + 2 * DELTA_BYTES + ENCODE_BYTES  # own tables, copy, deltas, encoding
+    return {
+        "inputs": {
+            "deals_per_s_per_worker": round(per_worker_deals),
+            "table_entries": entries,
+            "bytes_out_per_worker_round": out_bytes,
+            "bytes_in_per_worker_round": round(in_bytes),
+            "merge_bytes_per_s": round(merge_rate),
+            "link_gbit": gbit,
+            "sync_seconds": sync,
+        },
+        "predicted": rows,
+        "workers_where_waiting_equals_solving": round(knee, 1),
+        "largest_table_entries_24gib_worker": int(24 * (1 << 30) / per_entry),
     }
 
 
@@ -166,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             r = train(ab_dir, "1p,cap1", args.sweep_seconds, Path(tmp) / f"sweep.{sync}.strategy", cluster=True, sync=sync)
             sweep.append(r)
         doc["sync"] = sweep
+    last = doc["bettings"].get("shipped") or next(iter(doc["bettings"].values()))
+    doc["model"] = scaling_model(last["cluster"], workers_measured=2)
     text = json.dumps(doc)
     if args.out is not None:
         args.out.write_text(text + "\n")

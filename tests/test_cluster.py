@@ -216,6 +216,12 @@ def test_refusals_are_one_line(cluster, tmp_path, capsys, monkeypatch):
     other = C.WorkerSpec(**{**spec.__dict__, "game_text": kuhn})
     with pytest.raises(C.ClusterError, match="builds another game"):
         C.ClusterRunner(C.ClusterOptions(cluster, 1), other, solver)
+    # a worker whose machine cannot hold the tables and a round's copies refuses to join
+    # (the full deck over lossless buckets: 528,514,685,985 entries)
+    full = make_training_problem("holdem.nolimit.2p.reverse_blinds", "1p,cap1", "es")
+    big = C.worker_spec(full, "es", {}, SamplingOptions(seed=1, dtype="float32"), 1)
+    with pytest.raises(C.ClusterError, match=r"worker 0 on .* needs .*TiB.* but has .* available"):
+        C.ClusterRunner(C.ClusterOptions(cluster, 1), big, None)
     # without Ray, the command says how to install it
     monkeypatch.setitem(sys.modules, "ray", None)
     assert main([*base, "--algo", "es", "--cluster", "local", "--workers", "1"]) == 2

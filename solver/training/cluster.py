@@ -410,6 +410,20 @@ class _Worker:
             if digests[what] != spec.digests[what]:
                 return {"ok": False, "why": f"{where} builds another {what} ({digests[what][:19]}) than the driver ({spec.digests[what][:19]})"}
         sampling = SamplingOptions.from_record(spec.sampling, seed=spec.seed, threads=spec.threads)
+        # this machine must hold a single machine's run and a round's copies (the
+        # estimate of pokerbot tree --workers) before the tables are allocated
+        from poker._sysinfo import available_memory_gib
+
+        from .cluster_plan import cluster_estimate
+        from .memory import estimate_training_memory
+
+        memory = estimate_training_memory(
+            game, spec.betting, abstraction_dir=None if abstraction is None else abstraction.directory,
+            algorithm=spec.algorithm, dtype=sampling.dtype, threads=spec.threads, tree=problem.tree,
+        )  # fmt: skip
+        need, have = cluster_estimate(memory, 1).worker_total, available_memory_gib() * (1 << 30)
+        if need > have:
+            return {"ok": False, "why": f"{where} needs {format_bytes(need)} (the tables and a round's copies) but has {format_bytes(have)} available"}
         warm_up(spec.algorithm, sampling)
         self.solver = make_training_solver(problem, spec.algorithm, sampling, **dict(spec.solver_options))
         self.tables_note = note

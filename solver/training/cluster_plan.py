@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .cluster import SYNC_SECONDS
 from .memory import DTYPES, SAMPLED, MemoryEstimate, format_bytes
 
 __all__ = [
@@ -44,8 +45,6 @@ __all__ = [
     "format_seconds",
 ]
 
-#: The default length of a round, in seconds (as :data:`solver.training.cluster.SYNC_SECONDS`).
-SYNC_SECONDS = 5.0
 #: Bytes of a dense delta entry (float32).
 DELTA_BYTES = 4
 #: Bytes per entry of the scratch of encoding a delta (``np.flatnonzero``'s int64 index).
