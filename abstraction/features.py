@@ -498,7 +498,13 @@ def river_table(space: CardSpace, progress: ProgressFn | None = None) -> RiverTa
 
     ``progress(done_boards, total_boards)`` is called between chunks of boards.
     """
-    boards = canonical_boards(space, space.last)
+    return RiverTable(*_river_sweep(space, canonical_boards(space, space.last), progress))
+
+
+def _river_sweep(
+    space: CardSpace, boards: np.ndarray, progress: ProgressFn | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, weights) over every canonical river hand, written for ``boards`` only."""
     ix = space.indexer(space.last)
     n = ix.count()
     values = np.zeros(n, np.uint16)
@@ -509,7 +515,7 @@ def river_table(space: CardSpace, progress: ProgressFn | None = None) -> RiverTa
         _river_scatter(ix.tables, rnd, boards[lo:hi], space.deck, space.hole, space.perm_maps, values, weights)
         if progress is not None:
             progress(hi, boards.shape[0])
-    return RiverTable(values, weights)
+    return values, weights
 
 
 def river_part(space: CardSpace, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -517,15 +523,7 @@ def river_part(space: CardSpace, lo: int, hi: int) -> tuple[np.ndarray, np.ndarr
     :func:`canonical_boards`): ``(indices, values, weights)``. Distinct canonical boards
     give distinct classes, so the parts of disjoint board ranges never overlap and
     together write exactly :func:`river_table` (how a cluster shares the stage)."""
-    boards = canonical_boards(space, space.last)[lo:hi]
-    ix = space.indexer(space.last)
-    n = ix.count()
-    values = np.zeros(n, np.uint16)
-    weights = np.zeros(n, np.uint8)
-    rnd = ix.num_rounds - 1
-    for a in range(0, boards.shape[0], _BOARD_CHUNK):
-        b = min(a + _BOARD_CHUNK, boards.shape[0])
-        _river_scatter(ix.tables, rnd, boards[a:b], space.deck, space.hole, space.perm_maps, values, weights)
+    values, weights = _river_sweep(space, canonical_boards(space, space.last)[lo:hi], None)
     index = np.flatnonzero(weights)  # every class written weighs at least one deal
     return index, values[index], weights[index]
 
