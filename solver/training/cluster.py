@@ -35,9 +35,13 @@ with 100, 1,000 and 10,000 iterations a worker and round, the mean 16.7, 21.3 an
 (one machine, seeds 1 to 3: 13.7 to 15.1); on 20-card hold'em (lossless, ``1p,cap1``)
 at 10 M iterations and 250,000 a worker and round, the sum 1,298, the mean 1,182 (one
 machine: 1,139 and 1,154). The mean is the average of W continuations of the same
-trajectory where rows are hot, and changes nothing where they are rare: a row one
-worker visits keeps every sample at the same weight 1/W, and regret matching and the
-average strategy are the same for any uniform scale of a row.
+trajectory where rows are hot (the iterative parameter mixing of McDonald, Hall & Mann
+2010, "Distributed training strategies for the structured perceptron"), and changes
+nothing where they are rare: a row one worker visits keeps every sample at the same
+weight 1/W, and regret matching and the average strategy are the same for any uniform
+scale of a row. Its price is on the hot rows, which W workers advance about as fast as
+one: on the full deck's shipped betting, after 180 s, two workers' strategy lost 248
+mbb/g to two Hogwild threads' (``bench/cluster.py``, README).
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
 actor, which runs the dead worker's share again: the round loses the time, not the
@@ -74,7 +78,8 @@ import numpy as np
 
 from abstraction.cluster import INSTALL_HINT, ClusterError, code_digest, connect, import_ray
 
-from .memory import format_bytes
+from .cluster_plan import SYNC_SECONDS, cluster_estimate
+from .memory import estimate_training_memory, format_bytes
 from .sampled import SampledCFRSolver, SamplingOptions, _splitmix64, seed_streams
 
 __all__ = [
@@ -99,8 +104,6 @@ CLUSTER_ALGORITHMS = ("es", "os", "as", "tcfr")
 READY_TIMEOUT = 300.0
 #: Replacements a run tolerates per worker before it gives up.
 MAX_REPLACEMENTS = 3
-#: The default length of a round, in seconds.
-SYNC_SECONDS = 5.0
 
 log = logging.getLogger(__name__)
 
@@ -413,9 +416,6 @@ class _Worker:
         # this machine must hold a single machine's run and a round's copies (the
         # estimate of pokerbot tree --workers) before the tables are allocated
         from poker._sysinfo import available_memory_gib
-
-        from .cluster_plan import cluster_estimate
-        from .memory import estimate_training_memory
 
         memory = estimate_training_memory(
             game, spec.betting, abstraction_dir=None if abstraction is None else abstraction.directory,

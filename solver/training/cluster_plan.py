@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .cluster import SYNC_SECONDS
 from .memory import DTYPES, SAMPLED, MemoryEstimate, format_bytes
 
 __all__ = [
@@ -45,6 +44,8 @@ __all__ = [
     "format_seconds",
 ]
 
+#: The default length of a cluster run's round, in seconds.
+SYNC_SECONDS = 5.0
 #: Bytes of a dense delta entry (float32).
 DELTA_BYTES = 4
 #: Bytes per entry of the scratch of encoding a delta (``np.flatnonzero``'s int64 index).
