@@ -30,7 +30,7 @@ tables. Where an information set is visited many times a round (the preflop's, o
 game; every one on Leduc), each worker's copy walks its own way from there, and adding
 the W walks moves that row W times as far as one machine would from a point up to a
 round old: regret matching then overshoots and oscillates. Measured with two workers,
-external sampling: on Leduc at 400,000 iterations, the sum gave 25, 51 and 199 mbb/g
+external sampling (``bench/cluster_merge.py``): on Leduc at 400,000 iterations, the sum gave 25, 51 and 199 mbb/g
 with 100, 1,000 and 10,000 iterations a worker and round, the mean 16.7, 21.3 and 15.7
 (one machine, seeds 1 to 3: 13.7 to 15.1); on 20-card hold'em (lossless, ``1p,cap1``)
 at 10 M iterations and 250,000 a worker and round, the sum 1,298, the mean 1,182 (one
@@ -115,8 +115,7 @@ class ClusterOptions:
     ``address``: ``'local'`` (a Ray instance of this machine, started for the run) or a
     running cluster's address (``HOST:PORT`` of its head, or ``'auto'``); ``workers``:
     worker actors (each with the run's ``--threads`` Hogwild threads and as many CPUs);
-    ``sync_seconds``: the
-    length of a round the driver aims at (the first rounds are short and grow by four
+    ``sync_seconds``: the length of a round the driver aims at (the first rounds are short and grow by four
     times at most, as the single-machine batches do); ``sync_iterations``: instead, a
     fixed count of iterations per worker and round (a run then repeats bit for bit with
     one thread a worker, whatever the machines' speed)."""
@@ -137,11 +136,6 @@ class ClusterOptions:
         n = self.sync_iterations
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise ClusterError(f"--sync-iterations must be a whole number of at least 1, not {n!r}")
-
-    @property
-    def local(self) -> bool:
-        """Whether the run starts a Ray instance of its own on this machine."""
-        return self.address == "local"
 
     def record(self) -> dict[str, Any]:
         """What the strategy file's training record keeps of it."""
@@ -285,7 +279,7 @@ class WorkerSpec:
     ``algorithm`` and ``solver_options``: as :func:`solver.training.algorithms.make_training_solver`
     takes them; ``sampling``: :meth:`SamplingOptions.record` without the discount (the
     driver discounts), with ``seed`` and ``threads`` beside it; ``abstraction``: None
-    (lossless) or the directory's content hash and its files' names; ``digests``: the
+    (lossless) or ``{"content_hash": ...}`` of the driver's directory; ``digests``: the
     driver's :func:`problem_digest` and ``code``."""
 
     game_text: str
@@ -348,13 +342,6 @@ class _Worker:
         self.spec = spec
         self.slot = slot
         self.solver: SampledCFRSolver | None = None
-        self.tables_note = ""
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    def host(self) -> str:
-        return socket.gethostname()
 
     def needs_abstraction(self) -> bool:
         """Whether this machine lacks the run's card abstraction (so the driver sends it)."""
@@ -426,7 +413,6 @@ class _Worker:
             return {"ok": False, "why": f"{where} needs {format_bytes(need)} (the tables and a round's copies) but has {format_bytes(have)} available"}
         warm_up(spec.algorithm, sampling)
         self.solver = make_training_solver(problem, spec.algorithm, sampling, **dict(spec.solver_options))
-        self.tables_note = note
         return {
             "ok": True,
             "pid": os.getpid(),
@@ -442,22 +428,16 @@ class _Worker:
         return their deltas times ``scale`` and what it took."""
         s = self.solver
         assert s is not None, "setup first"
-        t0 = time.perf_counter()
         np.copyto(s.regrets, regrets, casting="same_kind")
         np.copyto(s.avg_sums, avg_sums, casting="same_kind")
         order, cursor = share_order(s.sampling.seed, first, count, s.random_state()["order"].shape)
         s.set_random_state(share_streams(s.sampling.seed, first, s.sampling.threads), order, cursor)
         s.iterations = first
-        t1 = time.perf_counter()
+        t0 = time.perf_counter()
         nodes = s.iterate(count)
-        t2 = time.perf_counter()
+        solve = time.perf_counter() - t0
         deltas = (encode_delta(s.regrets, regrets, scale), encode_delta(s.avg_sums, avg_sums, scale))
-        return {
-            "nodes": int(nodes),
-            "deltas": deltas,
-            "solve_seconds": t2 - t1,
-            "busy_seconds": time.perf_counter() - t0,
-        }
+        return {"nodes": int(nodes), "deltas": deltas, "solve_seconds": solve}
 
 
 # -- the driver's side ---------------------------------------------------------------
@@ -469,7 +449,6 @@ class ClusterStats:
 
     rounds: int = 0
     iterations: int = 0
-    nodes: int = 0
     bytes_out: int = 0  # tables sent to the workers (once per round, object store)
     bytes_in: int = 0  # deltas received
     round_seconds: float = 0.0  # wall time of the rounds
@@ -526,14 +505,12 @@ class ClusterRunner:
         self.ray = import_ray()
         self._owns_ray = False
         self._actor_class: Any = None
-        self._actors: list[Any] = []
+        self._actors: list[Any] = [None] * options.workers
         self._files_ref: Any = None
         self._closed = False
         self._connect()
         try:
             self._actor_class = self.ray.remote(_Worker)
-            for slot in range(options.workers):
-                self._actors.append(None)
             self._start(list(range(options.workers)))
         except BaseException:
             self.close()
@@ -569,8 +546,9 @@ class ClusterRunner:
             self._actors[slot] = self._new_actor(slot)
         if self.spec.abstraction is not None:
             needs = ray.get([self._actors[s].needs_abstraction.remote() for s in slots], timeout=READY_TIMEOUT)
-            sends = [self._actors[s].receive_abstraction.remote(self._abstraction_ref()) for s, n in zip(slots, needs) if n]
-            for slot, line in zip([s for s, n in zip(slots, needs) if n], ray.get(sends, timeout=READY_TIMEOUT)):
+            lacking = [s for s, n in zip(slots, needs) if n]
+            sends = [self._actors[s].receive_abstraction.remote(self._abstraction_ref()) for s in lacking]
+            for slot, line in zip(lacking, ray.get(sends, timeout=READY_TIMEOUT)):
                 self.say(f"worker {slot}: {line}")
         infos = ray.get([self._actors[s].setup.remote() for s in slots], timeout=READY_TIMEOUT)
         for slot, info in zip(slots, infos):
@@ -580,11 +558,6 @@ class ClusterRunner:
             self.stats.workers = [w for w in self.stats.workers if w["slot"] != slot] + [entry]
             self.say(f"worker {slot} ready on {info['host']} (pid {info['pid']}, {info['cards']}, {info['seconds']:.1f} s)")
         self.stats.workers.sort(key=lambda w: w["slot"])
-
-    def worker_pids(self) -> list[int]:
-        """The process ids of the current workers, in slot order."""
-        by_slot = {w["slot"]: w["pid"] for w in self.stats.workers}
-        return [by_slot[s] for s in range(self.options.workers)]
 
     # rounds
 
@@ -654,16 +627,18 @@ class ClusterRunner:
         t2 = time.perf_counter()
         self.stats.rounds += 1
         self.stats.iterations += n
-        self.stats.nodes += nodes
         self.stats.merge_seconds += t2 - t1
         self.stats.round_seconds += t2 - t0
         return nodes
 
     def close(self) -> None:
-        """Stop the workers (and the Ray instance the run started)."""
+        """Detach from the solver and stop the workers (and the Ray instance the run
+        started)."""
         if self._closed:
             return
         self._closed = True
+        if getattr(self.solver, "runner", None) is self:
+            self.solver.runner = None  # its own threads run it again
         ray = self.ray
         for actor in self._actors:
             if actor is not None:
