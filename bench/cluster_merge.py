@@ -1,0 +1,110 @@
+"""How a cluster round merges its workers' deltas: their sum against their mean.
+
+Two workers of :mod:`solver.training.cluster` (its ``_Worker``, run here in one process:
+the same shares, keyed streams, listed-deal places and float32 deltas as on Ray, without
+Ray) train external sampling from the driver's tables each round; the driver adds either
+the sum of their deltas (``scale`` 1) or their mean (``scale`` 1/2, what
+``pokerbot train --cluster`` does). Beside them, one machine (one thread) at the same
+iterations. Exact exploitability in mbb/g.
+
+* ``leduc``: ``leduc.limit.2p``, 400,000 iterations, rounds of 100, 1,000 and 10,000
+  iterations a worker, seed 1; one machine, seeds 1 to 3 (about a minute).
+* ``short20``: ``holdem.nolimit.2p.short20``, lossless, ``1p,cap1``, float32, 10 M
+  iterations, rounds of 250,000 a worker, seed 1; one machine, seeds 1 and 2 (about 10
+  minutes: each exact evaluation takes 1.5 minutes).
+
+Prints one JSON object as its last line. Usage: ``python bench/cluster_merge.py [--parts
+leduc short20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from solver.evaluation.best_response import exploitability  # noqa: E402
+from solver.problem import make_problem  # noqa: E402
+from solver.strategy import Strategy  # noqa: E402
+from solver.training import cluster as C  # noqa: E402
+from solver.training.algorithms import make_training_solver, warm_up  # noqa: E402
+from solver.training.dealt import make_training_problem  # noqa: E402
+from solver.training.sampled import SamplingOptions  # noqa: E402
+
+WORKERS = 2
+PARTS = {
+    "leduc": {"game": "leduc.limit.2p", "betting": None, "dtype": "float64", "total": 400_000,
+              "rounds": [100, 1_000, 10_000], "seeds": [1, 2, 3]},
+    "short20": {"game": "holdem.nolimit.2p.short20", "betting": "1p,cap1", "dtype": "float32",
+                "total": 10_000_000, "rounds": [250_000], "seeds": [1, 2]},
+}
+
+
+def _expl(part: dict[str, Any], solver: Any) -> float:
+    """Real-game exploitability (mbb/g) of the solver's average strategy, on the listed game."""
+    listed = make_problem(part["game"], part["betting"])
+    s = solver.average_strategy("current")
+    return exploitability(None, Strategy(listed, s.policy, s.iterations, s.algorithm)).mbb_per_game
+
+
+def merged(part: dict[str, Any], per: int, scale: float, seed: int = 1) -> float:
+    """Two workers, rounds of ``per`` iterations each, deltas times ``scale``."""
+    problem = make_training_problem(part["game"], part["betting"], "es")
+    sampling = SamplingOptions(seed=seed, dtype=part["dtype"])
+    driver = make_training_solver(problem, "es", sampling)
+    spec = C.worker_spec(problem, "es", {}, sampling, 1)
+    workers = [C._Worker(spec, k) for k in range(WORKERS)]
+    for w in workers:
+        assert w.setup()["ok"]
+    for start in range(0, part["total"], WORKERS * per):
+        regrets, avg = driver.regrets.copy(), driver.avg_sums.copy()
+        for w, (first, count) in zip(workers, C.split_shares(start, WORKERS * per, WORKERS)):
+            dr, da = w.run(regrets, avg, first, count, scale)["deltas"]
+            C.decode_delta(driver.regrets, dr)
+            C.decode_delta(driver.avg_sums, da)
+        driver.iterations += WORKERS * per
+    return _expl(part, driver)
+
+
+def one_machine(part: dict[str, Any], seed: int) -> float:
+    problem = make_training_problem(part["game"], part["betting"], "es")
+    solver = make_training_solver(problem, "es", SamplingOptions(seed=seed, dtype=part["dtype"]))
+    solver.iterate(part["total"])
+    return _expl(part, solver)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=sorted(PARTS))
+    args = ap.parse_args(argv)
+    warm_up("es", SamplingOptions(dtype="float32"))
+    warm_up("es", SamplingOptions(dtype="float64"))
+    doc: dict[str, Any] = {"workers": WORKERS, "algorithm": "es"}
+    for name in args.parts:
+        part = PARTS[name]
+        t0 = time.perf_counter()
+        rows = []
+        for per in part["rounds"]:
+            rows.append({
+                "per_worker_round": per,
+                "sum": round(merged(part, per, 1.0), 2),
+                "mean": round(merged(part, per, 1.0 / WORKERS), 2),
+            })
+        single = [round(one_machine(part, s), 2) for s in part["seeds"]]
+        doc[name] = {
+            "game": part["game"], "betting": part["betting"], "iterations": part["total"],
+            "rounds": rows, "one_machine": {"seeds": part["seeds"], "mbb": single},
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+        print(json.dumps({name: doc[name]}), file=sys.stderr, flush=True)
+    print(json.dumps(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
