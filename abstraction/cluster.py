@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,8 @@ def connect(address: str, cpus: int) -> bool:
     shuts it down). Raises :class:`ClusterError` (one line)."""
     ray = import_ray()
     owns = False
+    if not ray.is_initialized() and address not in ("local", "auto"):
+        _probe(address)
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {
             "logging_level": logging.ERROR,
@@ -93,6 +96,18 @@ def connect(address: str, cpus: int) -> bool:
             ray.shutdown()
         raise ClusterError(f"the Ray cluster has {have:g} CPUs; the job needs {cpus}")
     return owns
+
+
+def _probe(address: str, seconds: float = 5.0) -> None:
+    """Refuse an address whose port does not answer, in one line, before Ray (which
+    would retry for minutes, printing as it goes) is asked to join it."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ClusterError(f"--cluster {address}: give HOST:PORT of the cluster's head, 'auto' or 'local'")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
 _code_digest: str | None = None

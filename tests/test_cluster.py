@@ -242,3 +242,13 @@ def test_deltas_round_trip_dense_and_sparse():
         assert np.allclose(table, old + 0.5 * (new.astype(np.float64) - old), atol=1e-6)
         assert C.delta_bytes(delta) == (8 * changed if changed == 10 else 4000)
     assert C.split_shares(10, 7, 3) == [(10, 3), (13, 2), (15, 2)]
+
+
+def test_an_address_that_does_not_answer_is_refused_at_once():
+    """Before Ray (which retries for minutes) is asked to join it."""
+    from abstraction.cluster import _probe
+
+    with pytest.raises(C.ClusterError, match="cannot reach the Ray cluster at 127.0.0.1:1"):
+        _probe("127.0.0.1:1", seconds=2.0)
+    with pytest.raises(C.ClusterError, match="give HOST:PORT"):
+        _probe("nohost")
