@@ -10,8 +10,8 @@ iterations. Exact exploitability in mbb/g.
 * ``leduc``: ``leduc.limit.2p``, 400,000 iterations, rounds of 100, 1,000 and 10,000
   iterations a worker, seed 1; one machine, seeds 1 to 3 (about a minute).
 * ``short20``: ``holdem.nolimit.2p.short20``, lossless, ``1p,cap1``, float32, 10 M
-  iterations, rounds of 250,000 a worker, seed 1; one machine, seeds 1 and 2 (about 10
-  minutes: each exact evaluation takes 1.5 minutes).
+  iterations, rounds of 250,000 a worker, seed 1; one machine, seeds 1 and 2 (about 4
+  minutes on the 2-vCPU VM).
 
 Prints one JSON object as its last line. Usage: ``python bench/cluster_merge.py [--parts
 leduc short20]``
