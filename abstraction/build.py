@@ -383,6 +383,7 @@ class _Builder:
                 x, k, weights=w, seed=seed, max_iter=self.p.max_iter, tol=self.p.tol,
                 sample_size=self.p.sample_size,
                 progress=(lambda it, mx, moved: tick(it, mx)) if tick else None,
+                assignment=None if self.cluster is None else self.cluster.assignment,
             )
         except ValueError as exc:
             if "distinct" not in str(exc) and "need 1 <= k <= n" not in str(exc):
@@ -637,7 +638,7 @@ def build_abstraction(
 
     Stages already completed with the same inputs are reused. ``memory_limit_gib``
     (default: the machine's available memory) refuses a build predicted to need more.
-    ``cluster``: run the feature stages on a Ray cluster
+    ``cluster``: run the feature stages and k-means's assignment steps on a Ray cluster
     (:class:`abstraction.cluster.FeatureCluster`; the same files, byte for byte).
     Raises ``ValueError`` with one line on bad input.
     """

@@ -12,10 +12,16 @@ on the cluster: the river's E[HS] (:func:`abstraction.features.river_part` over 
 canonical boards, whose classes never overlap) and each earlier street's histograms
 (:func:`abstraction.features.tower_part` over ranges of canonical hands, the next
 street's features sent once through the object store). Both are exact integer sums per
-hand, so the driver's table is the local build's byte for byte, whatever the shards;
-k-means and the history pair maps run on the driver. Each task runs its numba kernels
-on one thread (it holds one CPU of the cluster) and reports the code it ran, which must
-be the driver's.
+hand, so the driver's table is the local build's byte for byte, whatever the shards.
+
+k-means's assignment steps run there too (:class:`ShardedAssignment`): each worker is an
+actor owning a range of the points, with their labels and Yinyang bounds; every step the
+driver sends the centres and their moves, and each worker sends back the labels that
+changed. A point's step reads only its own bounds, so the labels, and with them the
+centres the driver computes from them (the weighted means, in the local build's order),
+are the local build's bit for bit. The seeding, the means and the history pair maps run
+on the driver. Each task and actor runs its numba kernels on one thread (it holds one
+CPU of the cluster) and reports the code it ran, which must be the driver's.
 """
 
 from __future__ import annotations
@@ -32,12 +38,14 @@ import numpy as np
 from poker.game import Game, parse_game
 
 from . import features as F
+from . import kmeans as K
 
 __all__ = [
     "CODE_PACKAGES",
     "INSTALL_HINT",
     "ClusterError",
     "FeatureCluster",
+    "ShardedAssignment",
     "code_digest",
     "connect",
     "import_ray",
@@ -152,6 +160,15 @@ def _tower_task(game_text: str, game_name: str, street: int, nxt: Any, bins: int
     return code_digest(), tuple(F.tower_part(space, street, nxt, bins, lo, hi))
 
 
+def _same_code(code: str) -> None:
+    """Refuse, in one line, a remote result computed by other code than the driver's."""
+    if code != code_digest():
+        raise ClusterError(
+            f"a worker of the Ray cluster runs other code ({code[:19]}) than the driver "
+            f"({code_digest()[:19]}): install the same pokerbot on every machine"
+        )
+
+
 def _shards(n: int, parts: int) -> list[tuple[int, int]]:
     """``0 .. n - 1`` in ``parts`` consecutive ranges (fewer if ``n`` is small)."""
     parts = max(1, min(parts, n))
@@ -163,17 +180,37 @@ class FeatureCluster:
     """The feature stages of a build on ``workers`` CPUs of the Ray cluster at
     ``address`` (see the module docstring). :meth:`close` ends a connection it started."""
 
-    def __init__(self, address: str, workers: int) -> None:
+    def __init__(self, address: str, workers: int, say: Callable[[str], None] | None = None) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ClusterError(f"--workers must be a whole number of at least 1, not {workers!r}")
         self.address = address
         self.workers = workers
+        self.say = say or (lambda line: None)
         self.ray = import_ray()
         self._owns = connect(address, workers)
         self._river = self.ray.remote(num_cpus=1)(_river_task)
         self._tower = self.ray.remote(num_cpus=1)(_tower_task)
         self.tasks = 0
         self.bytes_in = 0
+        self.assign_steps = 0  # k-means assignment steps run on the workers
+        self._assigners: list[Any] = []  # actors of the assignment steps, kept between runs
+
+    def assignment(self, x: np.ndarray, t: int) -> ShardedAssignment:
+        """k-means's assignment steps on this cluster (the ``assignment`` argument of
+        :func:`abstraction.kmeans.kmeans`)."""
+        return ShardedAssignment(self, x, t, self.say)
+
+    def _assign_workers(self, count: int) -> list[Any]:
+        """``count`` actors for assignment steps, started the first time they are needed."""
+        cls = self.ray.remote(num_cpus=1)(_AssignWorker)
+        while len(self._assigners) < count:
+            self._assigners.append(cls.remote())
+        return self._assigners[:count]
+
+    def _replace_assign_worker(self, slot: int) -> Any:
+        """A new actor in place of the dead one at ``slot``."""
+        self._assigners[slot] = self.ray.remote(num_cpus=1)(_AssignWorker).remote()
+        return self._assigners[slot]
 
     def _gather(self, refs: list[Any], place: Callable[[int, Any], None], progress: Callable[[int], None] | None) -> None:
         """Wait for ``refs``, placing each result (by its position) as it comes."""
@@ -185,11 +222,7 @@ class FeatureCluster:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
                 code, result = ray.get(ref)
-                if code != code_digest():
-                    raise ClusterError(
-                        f"a worker of the Ray cluster runs other code ({code[:19]}) than the driver "
-                        f"({code_digest()[:19]}): install the same pokerbot on every machine"
-                    )
+                _same_code(code)
                 place(where[ref], result)
                 self.bytes_in += sum(int(a.nbytes) for a in result)
                 done += 1
@@ -240,7 +273,122 @@ class FeatureCluster:
         return out
 
     def close(self) -> None:
-        """End the connection this object started, if it did."""
+        """Stop the assignment workers and end the connection this object started, if it did."""
+        for actor in self._assigners:
+            self.ray.kill(actor)
+        self._assigners = []
         if self._owns:
             self._owns = False
             self.ray.shutdown()
+
+
+# -- k-means's assignment steps on actors ----------------------------------------------
+
+
+class _AssignWorker:
+    """A range of k-means's points on one worker: their labels and Yinyang bounds
+    (:class:`abstraction.kmeans.LocalAssignment`), kept between steps. Each call returns
+    the code digest and the labels that changed since the last call."""
+
+    def __init__(self) -> None:
+        self.a: K.LocalAssignment | None = None
+
+    def load(self, x: np.ndarray | None, t: int) -> str:
+        """Take a k-means run's points (``None``: drop the last run's)."""
+        self.a = self.sent = None
+        if x is not None:
+            # arrays from the object store are read-only: numba would compile every
+            # kernel again for that type, so the worker works on copies
+            self.a = K.LocalAssignment(np.array(x), t)
+            self.sent = self.a.labels.copy()
+        return code_digest()
+
+    def _changes(self) -> tuple[np.ndarray, np.ndarray]:
+        index = np.flatnonzero(self.a.labels != self.sent).astype(np.int32)
+        self.sent[index] = self.a.labels[index]
+        return index, self.a.labels[index]
+
+    def full(self, centres: tuple[Any, ...]) -> tuple[str, Any]:
+        _one_thread()
+        moved = self.a.full(_copies(centres)[1])
+        return code_digest(), (*self._changes(), moved, 0)
+
+    def step(self, centres: tuple[Any, ...]) -> tuple[str, Any]:
+        _one_thread()
+        moved, scanned = self.a.step(*_copies(centres))
+        return code_digest(), (*self._changes(), moved, scanned)
+
+
+def _copies(centres: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The step's arguments, their arrays copied out of the object store (writable)."""
+    c, lay, *rest = centres
+    lay = type(lay)(*(np.array(a) for a in lay))
+    return (None if c is None else np.array(c), lay, *(np.array(a) for a in rest))
+
+
+class ShardedAssignment:
+    """:class:`abstraction.kmeans.Assignment` on a :class:`FeatureCluster`'s workers:
+    the points ``x`` in one consecutive range per worker, each an actor holding its
+    points, labels and bounds (see the module docstring); ``labels`` is kept current on
+    the driver. A worker that dies is replaced by a new one, which scans its range
+    fully against the current centres: the labels are those the step would have given
+    (the bounds only ever skip a point whose centre cannot change), and the build says
+    so through ``say`` and goes on."""
+
+    def __init__(self, cluster: FeatureCluster, x: np.ndarray, t: int, say: Callable[[str], None] | None = None) -> None:
+        self.ray = cluster.ray
+        self.cluster = cluster
+        self.say = say or (lambda line: None)
+        self.x = x
+        self.t = t
+        self.labels = np.zeros(x.shape[0], np.int32)
+        self.shards = _shards(x.shape[0], cluster.workers)
+        self._actors = cluster._assign_workers(len(self.shards))
+        for code in self.ray.get([a.load.remote(x[lo:hi], t) for a, (lo, hi) in zip(self._actors, self.shards)]):
+            _same_code(code)
+        self.steps = 0
+        self.replaced = 0
+        self.bytes_in = 0
+
+    def _run(self, method: str, centres: tuple[Any, ...]) -> tuple[int, int]:
+        """Every worker's ``method`` on the centres (sent once); the labels that changed
+        go into ``labels``. Returns the points moved and the distances computed."""
+        ray = self.ray
+        ref = ray.put(centres)
+        refs = [getattr(actor, method).remote(ref) for actor in self._actors]
+        moved = scanned = 0
+        for w, pending in enumerate(refs):
+            lo, hi = self.shards[w]
+            try:
+                code, (index, values, m, sc) = ray.get(pending)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                self.say(f"k-means worker {w} died ({type(exc).__name__}); a replacement scans its {hi - lo:,} points fully")
+                self.replaced += 1
+                self._actors[w] = self.cluster._replace_assign_worker(w)
+                ray.get(self._actors[w].load.remote(self.x[lo:hi], self.t))
+                code, (index, values, _, _) = ray.get(self._actors[w].full.remote(ref))
+                labels = np.zeros(hi - lo, np.int32)  # what the new worker reported, against zeros
+                labels[index] = values
+                index = np.flatnonzero(labels != self.labels[lo:hi]).astype(np.int32)
+                values = labels[index]
+                m, sc = index.size, (hi - lo) * int(np.count_nonzero(centres[1].order >= 0))
+            _same_code(code)
+            self.labels[lo + index] = values
+            self.bytes_in += int(index.nbytes + values.nbytes)
+            self.cluster.bytes_in += int(index.nbytes + values.nbytes)
+            moved += int(m)
+            scanned += int(sc)
+        self.steps += 1
+        self.cluster.assign_steps += 1
+        return moved, scanned
+
+    def full(self, lay: Any) -> int:
+        return self._run("full", (None, lay))[0]
+
+    def step(self, c: np.ndarray, lay: Any, half: np.ndarray, move: np.ndarray, gmove: np.ndarray) -> tuple[int, int]:
+        return self._run("step", (c, lay, half, move, gmove))
+
+    def close(self) -> None:
+        """Free the workers' copies of the points (the workers stay, for the next run)."""
+        self.ray.get([a.load.remote(None, 0) for a in self._actors])
+        self._actors = []

@@ -62,7 +62,9 @@ of 32,768 points; a chunk owns its points' labels and bounds and its own slot of
 counter and partial sum, so nothing is written by two threads. Sums (the means, the
 inertia, the counts of moved points) are made per chunk and added in chunk order, and a
 point's assignment depends on its own bounds only: the same seed gives the same centroids
-and labels, bit for bit, whatever the thread count or scheduling.
+and labels, bit for bit, whatever the thread count or scheduling, and whichever
+:class:`Assignment` runs the steps (:class:`LocalAssignment` here; on a Ray cluster,
+:class:`abstraction.cluster.ShardedAssignment` splits the points between workers).
 
 The full nearest-centre scan (the first assignment, points whose bounds fail widely, and
 :func:`nearest`) keeps the centres transposed (``d x k``; in :func:`kmeans` grouped, each
@@ -76,12 +78,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["KMeansResult", "kmeans", "kmeans_plus_plus", "nearest"]
+__all__ = ["Assignment", "KMeansResult", "LocalAssignment", "kmeans", "kmeans_plus_plus", "nearest"]
 
 _CHUNK = 1 << 15  # points per chunk of the deterministic reductions and scans
 _SLACK = 1e-4  # relative slack on the bounds: rounding never decides a skip
@@ -120,6 +122,58 @@ class KMeansResult:
     converged: bool  # stopped because at most tol * n points changed centre
     reseeded: int  # empty clusters re-seeded along the way
     full_scans: float  # points fully scanned, in units of n (work measure)
+
+
+class Assignment(Protocol):
+    """Where :func:`kmeans` runs its assignment steps: every point's label and its
+    Yinyang bounds. :class:`LocalAssignment` runs them here; another implementation
+    (:class:`abstraction.cluster.ShardedAssignment`) runs them on a cluster, each worker
+    owning a range of points. A point's step reads only its own bounds and the centres,
+    so any split gives the same labels, bit for bit."""
+
+    labels: np.ndarray  # int32[n], kept current by full() and step()
+
+    def full(self, lay: _Layout) -> int:
+        """Scan every point against every centre (labels, upper and group bounds);
+        return how many points changed centre."""
+        ...
+
+    def step(self, c: np.ndarray, lay: _Layout, half: np.ndarray, move: np.ndarray, gmove: np.ndarray) -> tuple[int, int]:
+        """One Yinyang step after the centres moved by ``move`` (see :func:`_yinyang_assign`);
+        return the points that changed centre and the centre distances computed."""
+        ...
+
+    def close(self) -> None:
+        """Release what the steps held (workers, memory)."""
+        ...
+
+
+class LocalAssignment:
+    """:class:`Assignment` in this process, over points ``x`` with ``t`` centre groups."""
+
+    def __init__(self, x: np.ndarray, t: int) -> None:
+        n = x.shape[0]
+        self.x = x
+        self.labels = np.zeros(n, np.int32)
+        self.upper = np.zeros(n)
+        self.lb = np.zeros((n, t), np.float32)
+        chunks = (n + _CHUNK - 1) // _CHUNK
+        self._changed = np.zeros(chunks, np.int64)
+        self._scanned = np.zeros(chunks, np.int64)
+
+    def full(self, lay: _Layout) -> int:
+        self._changed[:] = 0
+        _full_assign(self.x, lay, self.labels, self.upper, self.lb, self._changed)
+        return int(self._changed.sum())
+
+    def step(self, c: np.ndarray, lay: _Layout, half: np.ndarray, move: np.ndarray, gmove: np.ndarray) -> tuple[int, int]:
+        self._changed[:] = 0
+        self._scanned[:] = 0
+        _yinyang_assign(self.x, c, lay, half, move, gmove, self.labels, self.upper, self.lb, self._changed, self._scanned)
+        return int(self._changed.sum()), int(self._scanned.sum())
+
+    def close(self) -> None:
+        pass
 
 
 # ------------------------------------------------------------------ kernels
@@ -627,6 +681,7 @@ def kmeans(
     init: np.ndarray | None = None,
     sample_size: int = 200_000,
     progress: Callable[[int, int, int], None] | None = None,
+    assignment: Callable[[np.ndarray, int], Assignment] | None = None,
 ) -> KMeansResult:
     """Weighted k-means of ``points`` (``(n, d)``) into ``k`` clusters; see the module doc.
 
@@ -637,6 +692,8 @@ def kmeans(
     number of centre groups with their own lower bound (Yinyang); default
     ``min(32, k // 10)``, and 1 is Hamerly's single bound.
     ``progress(iteration, max_iter, changed)`` is called after each assignment.
+    ``assignment(x, t)`` makes the :class:`Assignment` that runs the assignment steps
+    (default :class:`LocalAssignment`; the result is the same, bit for bit).
 
     Raises ``ValueError`` if ``k`` is not in ``1..n`` or there are fewer than ``k``
     distinct points of positive weight.
@@ -660,80 +717,77 @@ def kmeans(
     pos[order[order >= 0]] = np.flatnonzero(order >= 0)
 
     n_chunks = (n + _CHUNK - 1) // _CHUNK
-    labels = np.zeros(n, np.int32)
-    upper = np.zeros(n)
-    lb = np.zeros((n, t), np.float32)
     half = np.zeros(k)
-    changed = np.zeros(n_chunks, np.int64)
-    scanned = np.zeros(n_chunks, np.int64)
     sums = np.zeros((n_chunks, k, d))
     wsum = np.zeros((n_chunks, k))
     cost = np.zeros(n_chunks)
     own = np.zeros(n, np.float32)
 
-    _full_assign(x, _Layout(_columns(c, order), order, gstart, pos, gof), labels, upper, lb, changed)
-    full_scans = 1.0
-    reseeded = 0
-    iterations = 0
-    converged = False
-    limit = int(tol * n)
-    if progress is not None:
-        progress(0, max_iter, n)
-    extra = 0
-    while True:
-        # update: weighted means, re-seeding empty clusters on far points
-        sums[:] = 0.0
-        wsum[:] = 0.0
-        _partial_sums(x, w, labels, sums, wsum)
-        tot_w = wsum.sum(axis=0)
-        new_c = (sums.sum(axis=0) / np.maximum(tot_w, 1e-300)[:, None]).astype(np.float32)
-        empty = np.flatnonzero(tot_w <= 0)
-        if empty.size:
-            new_c[empty] = c[empty]
-            _own_dist(x, new_c, labels, own)
-            # farthest points first (ties: lowest index); only points of positive weight
-            score = np.where(w > 0, own, -1.0)
-            order_far = np.argsort(-score, kind="stable")
-            taken: list[int] = []
-            for i in order_far:
-                if len(taken) == empty.size or score[i] <= 0:
-                    break
-                if any(np.array_equal(x[i], x[j]) for j in taken):
-                    continue
-                taken.append(int(i))
-            if len(taken) < empty.size:
-                raise ValueError(f"fewer than {k} distinct points of positive weight for {k} clusters")
-            new_c[empty] = x[taken]
-            reseeded += empty.size
-        move = np.sqrt(((new_c.astype(np.float64) - c.astype(np.float64)) ** 2).sum(axis=1))
-        c = new_c
-        iterations += 1
-        lay = _Layout(_columns(c, order), order, gstart, pos, gof)
-        changed[:] = 0
-        if accelerated and k > 1:
-            gmove = np.zeros(t)
-            np.maximum.at(gmove, gof, move)
-            _centre_gaps(c, half)
-            scanned[:] = 0
-            _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, scanned)
-            full_scans += scanned.sum() / (n * k)
-        else:
-            _full_assign(x, lay, labels, upper, lb, changed)
-            full_scans += 1.0
-        moved = int(changed.sum())
+    assign = (assignment or LocalAssignment)(x, t)
+    try:
+        labels = assign.labels
+        assign.full(_Layout(_columns(c, order), order, gstart, pos, gof))
+        full_scans = 1.0
+        reseeded = 0
+        iterations = 0
+        converged = False
+        limit = int(tol * n)
         if progress is not None:
-            progress(iterations, max_iter, moved)
-        stopping = moved <= limit or iterations >= max_iter
-        counts_ok = stopping and np.bincount(labels, weights=w, minlength=k).min() > 0
-        if moved <= limit and counts_ok:
-            converged = True
-            break
-        if iterations >= max_iter:
-            if counts_ok:
+            progress(0, max_iter, n)
+        extra = 0
+        while True:
+            # update: weighted means, re-seeding empty clusters on far points
+            sums[:] = 0.0
+            wsum[:] = 0.0
+            _partial_sums(x, w, labels, sums, wsum)
+            tot_w = wsum.sum(axis=0)
+            new_c = (sums.sum(axis=0) / np.maximum(tot_w, 1e-300)[:, None]).astype(np.float32)
+            empty = np.flatnonzero(tot_w <= 0)
+            if empty.size:
+                new_c[empty] = c[empty]
+                _own_dist(x, new_c, labels, own)
+                # farthest points first (ties: lowest index); only points of positive weight
+                score = np.where(w > 0, own, -1.0)
+                order_far = np.argsort(-score, kind="stable")
+                taken: list[int] = []
+                for i in order_far:
+                    if len(taken) == empty.size or score[i] <= 0:
+                        break
+                    if any(np.array_equal(x[i], x[j]) for j in taken):
+                        continue
+                    taken.append(int(i))
+                if len(taken) < empty.size:
+                    raise ValueError(f"fewer than {k} distinct points of positive weight for {k} clusters")
+                new_c[empty] = x[taken]
+                reseeded += empty.size
+            move = np.sqrt(((new_c.astype(np.float64) - c.astype(np.float64)) ** 2).sum(axis=1))
+            c = new_c
+            iterations += 1
+            lay = _Layout(_columns(c, order), order, gstart, pos, gof)
+            if accelerated and k > 1:
+                gmove = np.zeros(t)
+                np.maximum.at(gmove, gof, move)
+                _centre_gaps(c, half)
+                moved, scanned = assign.step(c, lay, half, move, gmove)
+                full_scans += scanned / (n * k)
+            else:
+                moved = assign.full(lay)
+                full_scans += 1.0
+            if progress is not None:
+                progress(iterations, max_iter, moved)
+            stopping = moved <= limit or iterations >= max_iter
+            counts_ok = stopping and np.bincount(labels, weights=w, minlength=k).min() > 0
+            if moved <= limit and counts_ok:
+                converged = True
                 break
-            extra += 1  # keep going until no cluster is empty
-            if extra > max(10, max_iter):
-                raise RuntimeError("k-means could not fill every cluster")
+            if iterations >= max_iter:
+                if counts_ok:
+                    break
+                extra += 1  # keep going until no cluster is empty
+                if extra > max(10, max_iter):
+                    raise RuntimeError("k-means could not fill every cluster")
+    finally:
+        assign.close()
     # labels are the nearest centres of c (the last step was an assignment)
     _inertia(x, w, c, labels, cost)
     return KMeansResult(

@@ -165,24 +165,62 @@ def test_short20_with_a_card_abstraction_sent_to_the_workers(cluster, tmp_path):
     assert any(f"from {kept}" in line for line in lines if "ready on" in line), lines
 
 
-def test_a_distributed_abstraction_is_the_local_one_byte_for_byte(cluster, tmp_path):
-    """20-card hold'em's feature stages as tasks over shards of boards and hands (two
-    workers, four shards each): every table, centroid and feature file equals the local
-    build's."""
+def test_a_distributed_abstraction_is_the_local_one_byte_for_byte(cluster, tmp_path, capsys):
+    """``pokerbot abstract --cluster``: 20-card hold'em's feature stages as tasks over
+    shards of boards and hands (two workers, four shards each), and its k-means's
+    assignment steps on the workers: every table, centroid and feature file equals the
+    local build's."""
     from abstraction.build import build_abstraction
-    from abstraction.cluster import FeatureCluster
     from abstraction.plan import AbstractionParams
 
-    game, params = "holdem.nolimit.2p.short20", AbstractionParams((5, 8, 8, 8))
-    here = build_abstraction(game, params, tmp_path / "here")
-    features = FeatureCluster(cluster, 2)
-    there = build_abstraction(game, params, tmp_path / "there", cluster=features)
-    assert features.tasks >= 4 and features.bytes_in > 0
-    assert there.abstraction.content_hash == here.abstraction.content_hash
+    game = "holdem.nolimit.2p.short20"
+    here = build_abstraction(game, AbstractionParams((5, 8, 8, 8)), tmp_path / "here")
+    argv = ["abstract", game, "--buckets", "5,8,8,8", "--out", str(tmp_path / "there"), "--json", "--quiet"]
+    assert main([*argv, "--cluster", cluster, "--workers", "2"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    stats = doc["cluster"]
+    assert stats["feature_tasks"] >= 4 and stats["bytes_in"] > 0 and stats["assignment_steps"] >= 3
+    assert doc["content_hash"] == here.abstraction.content_hash
     names = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*.npy"))
     assert any("river.values" in str(n) for n in names) and any("table" in str(n) for n in names)
     for name in names:
         assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes(), name
+
+
+def test_kmeans_assignment_on_workers_is_the_local_one_bit_for_bit(cluster):
+    """k-means's assignment steps on two workers, each owning half the points with their
+    Yinyang bounds between steps: the centroids and labels of the run in this process,
+    bit for bit; a worker killed between two steps is replaced (it scans its points
+    fully) and the result is still the same."""
+    from abstraction.cluster import FeatureCluster
+    from abstraction.kmeans import kmeans
+
+    rng = np.random.default_rng(5)
+    n = 80_000  # three of the kernels' chunks: the workers' ranges cut through one
+    x = (rng.normal(size=(n, 6)) + rng.integers(0, 9, size=(n, 1))).astype(np.float32)
+    w = rng.integers(0, 4, size=n).astype(np.float64)
+    here = kmeans(x, 40, weights=w, seed=3, max_iter=12)
+    lines: list[str] = []
+    features = FeatureCluster(cluster, 2, say=lines.append)
+    made = []
+
+    def assignment(points, t):
+        made.append(features.assignment(points, t))
+        return made[-1]
+
+    def kill_one(iteration, max_iter, moved):
+        if iteration == 4:
+            ray.kill(made[-1]._actors[1])
+
+    calm = kmeans(x, 40, weights=w, seed=3, max_iter=12, assignment=assignment)
+    rough = kmeans(x, 40, weights=w, seed=3, max_iter=12, assignment=assignment, progress=kill_one)
+    for there in (calm, rough):
+        assert np.array_equal(there.centroids, here.centroids) and np.array_equal(there.labels, here.labels)
+        assert (there.iterations, there.inertia) == (here.iterations, here.inertia)
+    assert here.iterations > 5 and made[0].steps == here.iterations + 1 and made[0].replaced == 0
+    assert made[1].replaced == 1 and any("k-means worker 1 died" in line for line in lines), lines
+    assert features.assign_steps == 2 * (here.iterations + 1) and not made[1]._actors
+    features.close()
 
 
 def test_refusals_are_one_line(cluster, tmp_path, capsys, monkeypatch):

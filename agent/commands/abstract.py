@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--memory-limit", type=float, metavar="GIB",
                    help="refuse builds predicted to need more (default: the machine's available memory)")
     p.add_argument("--cluster", metavar="ADDRESS",
-                   help="run the feature stages on a Ray cluster (HOST:PORT of its head, 'auto' or "
-                   "'local'; the optional cluster extra): the same files, byte for byte; k-means runs here")
+                   help="run the feature stages and k-means's assignment steps on a Ray cluster (HOST:PORT "
+                   "of its head, 'auto' or 'local'; the optional cluster extra): the same files, byte for byte")
     p.add_argument("--workers", type=int, metavar="N", help="--cluster: CPUs of the cluster to use (tasks at once)")
     p.add_argument("--dry-run", action="store_true", help="build nothing: print sizes and predicted time and memory")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.workers is None:
             raise UserError("--cluster needs --workers N")
-        cluster = FeatureCluster(args.cluster, args.workers)
+        cluster = FeatureCluster(args.cluster, args.workers, say=lambda line: print(line, file=sys.stderr, flush=True))
     bars = StageBars(enabled=not args.quiet)
     try:
         report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit, cluster=cluster)
@@ -146,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
             "game": game.name, "out": str(args.out), "history": params.history, "streets": streets,
             "stages": report.stages, "seconds": report.seconds, "peak_gib": round(peak, 3),
             "content_hash": ab.content_hash,
+            **({} if cluster is None else {"cluster": {
+                "workers": cluster.workers, "feature_tasks": cluster.tasks,
+                "assignment_steps": cluster.assign_steps, "bytes_in": cluster.bytes_in,
+            }}),
         }))
     else:
         for st in report.stages:
