@@ -168,6 +168,25 @@ def test_short20_buckets_follow_the_suit_classes():
         assert len(key_of_bucket) > (100 if street else 20)
 
 
+def test_showdown_ranks_of_a_big_game_are_the_evaluators():
+    """20-card hold'em's 930,240 showdowns are ranked in batches: every final board's
+    hands are in the order, and with the keys, that poker.evaluator.evaluate gives them
+    one by one (checked on 300 sampled final boards, every hand)."""
+    from poker.evaluator import evaluate
+
+    chance = build_chance(SHORT20)
+    kc, deck = chance.kernel, chance.deck
+    assert int(kc.sd_len.sum()) == 930_240
+    level = chance.board_street == SHORT20.num_rounds - 1
+    finals = chance.board_cards[level]
+    for j in np.random.default_rng(3).choice(finals.shape[0], 300, replace=False):
+        board = [deck[x] for x in finals[j] if x >= 0]
+        n = kc.sd_len[j]
+        want = [evaluate([deck[x] for x in kc.hand_cards[h]] + board) for h in kc.sd_order[j, :n]]
+        assert kc.sd_key[j, :n].tolist() == want
+        assert want == sorted(want)
+
+
 def test_the_street_that_dealt_a_card_matters():
     # A-K of spades with the queen of spades on the flop and the jack of hearts on the
     # turn is not the same hand as with the two swapped: no suit permutation maps one on
