@@ -124,11 +124,21 @@ def _decisions(script: _Script, walk: HandWalk, state: State, hole: tuple[int, .
 
 
 def _brute_h2h(game: Game, first: TranslatedPolicy, second: TranslatedPolicy, script: _Script) -> float:
-    """Seat 0's expected chips, ``first`` in position 0, over every ordered deal."""
+    """Seat 0's expected chips, ``first`` in position 0, over every ordered deal.
+
+    A walk decides from its own cards, the board so far and the public actions, and
+    :func:`_decisions` never changes the walk it starts from (it decides on copies), so
+    the decisions of one walk (a player's start, or a walk after its earlier choices)
+    with the same cards at the same history are the same in every deal: they are
+    enumerated once and reused by each deal that reaches them."""
     deck = deck_cards(game.num_ranks, game.num_suits)
     k = game.num_hole_cards
     sizes = game.num_board_cards
     total, deals = 0.0, 0
+    starts = (HandWalk(first, 0, seed=0, hand=0), HandWalk(second, 1, seed=0, hand=0))
+    # (id of the walk deciding, its cards, the board it sees, the history) -> its decisions;
+    # each walk in a key stays alive in this table or in ``starts``, so ids are not reused
+    known: dict[tuple[Any, ...], list[tuple[float, Any, HandWalk]]] = {}
 
     def value(state: State, walks: tuple[HandWalk, HandWalk], holes: Any, board: tuple[int, ...]) -> float:
         if state.actor is None:
@@ -138,8 +148,11 @@ def _brute_h2h(game: Game, first: TranslatedPolicy, second: TranslatedPolicy, sc
             return state.values()[0]
         actor = state.actor
         seen = board[: game.board_cards_through(state.round)]
+        key = (id(walks[actor]), holes[actor], seen, state.history)
+        if key not in known:
+            known[key] = _decisions(script, walks[actor], state, holes[actor], seen, [], 1.0)
         v = 0.0
-        for p, action, w in _decisions(script, walks[actor], state, holes[actor], seen, [], 1.0):
+        for p, action, w in known[key]:
             pair = (w, walks[1]) if actor == 0 else (walks[0], w)
             v += p * value(state.apply(action), pair, holes, board)
         return v
@@ -155,8 +168,7 @@ def _brute_h2h(game: Game, first: TranslatedPolicy, second: TranslatedPolicy, sc
                 if any(list(s) != sorted(s) for s in streets):
                     continue  # one order per street's cards: every board equally likely
                 state = State.new_hand(game, Deal((h0, h1), tuple(streets)))
-                walks = (HandWalk(first, 0, seed=0, hand=0), HandWalk(second, 1, seed=0, hand=0))
-                total += value(state, walks, (h0, h1), tuple(board))
+                total += value(state, starts, (h0, h1), tuple(board))
                 deals += 1
     return total / deals
 
@@ -344,8 +356,17 @@ def _coarse_policy(game: Game, betting: str, seed: int, buckets: int = 5) -> Tra
     offset, size = table_offsets(tree, [buckets] * game.num_rounds)
     table = np.random.default_rng(seed).uniform(0.05, 1.0, size)
     indexer, per_street = lossless_indexer(game)
+    known: dict[tuple[Any, ...], int] = {}
+
+    def bucket(street: int, hole: Any, board: Any) -> int:
+        # remembered: the brute force asks it again for each walk of the same cards
+        key = (street, tuple(hole), tuple(board))
+        if key not in known:
+            known[key] = lossless_bucket(game, street, hole, board) % buckets
+        return known[key]
+
     return TranslatedPolicy(
-        tree, offset, table, lambda street, hole, board: lossless_bucket(game, street, hole, board) % buckets,
+        tree, offset, table, bucket,
         bucket_batch=lambda street, cards: indexer.index_batch(cards, per_street[street]) % buckets,
     )
 
@@ -579,7 +600,9 @@ def test_row_probabilities_are_the_policys(purify):
     assert p.tree.n_child[nodes].max() >= 10
     for node in nodes.tolist():
         b = buckets[p.tree.street[node]]
-        expect = np.stack([pol.probabilities(node, int(x)) for x in b])
+        # a bucket's probabilities, asked once for the rows that share it
+        of = {x: pol.probabilities(node, x) for x in set(b.tolist())}
+        expect = np.stack([of[x] for x in b.tolist()])
         assert np.array_equal(player.probs(node), expect)
 
 
@@ -597,12 +620,16 @@ def test_batched_row_probabilities_are_the_policys(purify):
         pol = TranslatedPolicy(p.tree, p.offset, table, lambda street, hole, board: 0, purify=purify)
         buckets = [rng.integers(0, 3, 40) if s == 0 else rng.integers(0, 15, 40) for s in range(game.num_rounds)]
         player = h2h_mod._BatchPlayer(pol, buckets)
+        gots, expects = [], []
         for node in np.flatnonzero(p.tree.kind == DECISION).tolist():
             expect = pol.rows(node, buckets[p.tree.street[node]])
             got = np.zeros((expect.shape[1], expect.shape[0]))
             for i, column in player._moves(node):
                 got[i] = column
-            np.testing.assert_allclose(got.T, expect, rtol=1e-15, atol=0)
+            gots.append(got.T.ravel())
+            expects.append(expect.ravel())
+        # every node's rows at once: the same bound, entry by entry
+        np.testing.assert_allclose(np.concatenate(gots), np.concatenate(expects), rtol=1e-15, atol=0)
 
 
 def test_own_moves_checks_the_probabilities():

@@ -10,6 +10,7 @@ history's actions. No merging, no vectors: one hand, one walk at a time.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
@@ -66,8 +67,20 @@ def _brute_likelihood(
 
     monkeypatch.setattr(policy_mod, "_pick", pick)
     monkeypatch.setattr(policy_mod, "_draw", draw)
+    # every walk below holds the same cards: each street's bucket is the policy's own,
+    # asked once (a bucket is a function of the cards alone)
+    real_bucket, buckets = pol.bucket, {}
 
-    def run(prefix: list[int]) -> tuple[float, int, bool]:
+    def bucket(street: int, hole_: Sequence[int], board: Sequence[int]) -> int:
+        key = (street, tuple(hole_), tuple(board))
+        if key not in buckets:
+            buckets[key] = real_bucket(street, hole_, board)
+        return buckets[key]
+
+    monkeypatch.setattr(pol, "bucket", bucket)
+
+    def run(prefix: list[int]) -> tuple[float, list[list[float]]]:
+        """One walk: its weight (0 where it leaves the history) and every choice it made."""
         script = _Choices(prefix)
         current[:] = [script]
         walk = HandWalk(pol, position, seed=0, hand=0)
@@ -75,15 +88,21 @@ def _brute_likelihood(
             if state.actor == position:
                 took, _ = walk.decide(state, hole, board)
                 if took != action:
-                    return 0.0, len(script.calls), True
-        return script.weight, len(script.calls), False
+                    return 0.0, script.calls
+        return script.weight, script.calls
 
-    def total(prefix: list[int]) -> float:
-        weight, n_calls, _ = run(prefix)
-        if n_calls <= len(prefix):
+    def total(prefix: list[int], ran: tuple[float, list[list[float]]] | None = None) -> float:
+        """The sum over every walk whose first choices are ``prefix``. ``ran``: the walk of
+        ``prefix`` alone where already made; it is also the walk of ``prefix`` followed by
+        its next choice's first option (later choices take their first option anyway),
+        so that branch reuses it instead of walking it again."""
+        weight, calls = run(prefix) if ran is None else ran
+        if len(calls) <= len(prefix):
             return weight
-        options = current[0].calls[len(prefix)]
-        return sum(total([*prefix, i]) for i, p in enumerate(options) if p > 0.0)
+        options = calls[len(prefix)]
+        first = next(j for j, p in enumerate(options) if p > 0.0)
+        return sum(total([*prefix, i], (weight, calls) if i == first else None)
+                   for i, p in enumerate(options) if p > 0.0)
 
     try:
         return total([])

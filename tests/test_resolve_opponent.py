@@ -60,15 +60,19 @@ def _brute_likelihood(monkeypatch, position, hole, history, options) -> float:
         walk = ResolvingWalk(POLICY, position, 0, 0, options, resolve_counts=counts)
         for state, action, board in history:
             if state.actor == position and walk.decide(state, hole, board)[0] != action:
-                return 0.0, len(script.calls)
-        return script.weight, len(script.calls)
+                return 0.0, script.calls
+        return script.weight, script.calls
 
-    def total(prefix):
-        weight, n_calls = run(prefix)
-        if n_calls <= len(prefix):
+    def total(prefix, ran=None):
+        # ``ran``: the walk of ``prefix`` where already made, which is also the walk of
+        # ``prefix`` and its next choice's first option (test_player_range's brute force)
+        weight, calls = run(prefix) if ran is None else ran
+        if len(calls) <= len(prefix):
             return weight
-        options_ = current[0].calls[len(prefix)]
-        return sum(total([*prefix, i]) for i, p in enumerate(options_) if p > 0.0)
+        options_ = calls[len(prefix)]
+        first = next(j for j, p in enumerate(options_) if p > 0.0)
+        return sum(total([*prefix, i], (weight, calls) if i == first else None)
+                   for i, p in enumerate(options_) if p > 0.0)
 
     try:
         return total([])
