@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 
 from agent.cli import main
-from poker.log import parse_log
+from poker.log import MatchLog, parse_log
 from poker.cards import deck_cards
 from poker.game import load_game
 from poker.state import State
 from poker.evaluator import evaluate
 from solver.evaluation._matchup import matchup_equity
-from solver.evaluation.aivat import CheckdownValue, MatchupValue, aivat, known_player_name, zero_value
+from solver.evaluation.aivat import (VALUE_FUNCTIONS, AivatResult, CheckdownValue, MatchupValue, aivat,
+                                      known_player_name, zero_value)
 from solver.training.algorithms import solve
 from solver.evaluation.head_to_head import head_to_head
 from solver.play.player import translated
@@ -51,24 +52,29 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"a": a, "b": b, "logs": logs, "exact": exact}
 
 
-def _pooled(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndarray, list]:
-    key = (which, *sorted(kw.items()))  # each estimate once per module: several tests read it
-    if key not in setup.setdefault("pooled", {}):
-        setup["pooled"][key] = _pooled_uncached(setup, which, **kw)
-    return setup["pooled"][key]
+def _log(setup: dict, i: int) -> MatchLog:
+    """``setup["logs"][i]`` parsed, once per module."""
+    parsed = setup.setdefault("parsed", {})
+    if i not in parsed:
+        parsed[i] = parse_log(setup["logs"][i].read_text())
+    return parsed[i]
 
 
-def _pooled_uncached(setup: dict, which: str, **kw) -> tuple[np.ndarray, np.ndarray, list]:
-    strategy = setup[which]
-    plain, av, results = [], [], []
-    for path in setup["logs"]:
-        log = parse_log(path.read_text())
+def _one(setup: dict, which: str, i: int, value=VALUE_FUNCTIONS[0]) -> AivatResult:
+    """AIVAT of player ``which`` over the hands of ``setup["logs"][i]``, computed once per
+    module: several tests read the same estimate (``value`` defaults as aivat's does)."""
+    key = (which, i, value)
+    if key not in setup.setdefault("one", {}):
+        strategy = setup[which]
+        log = _log(setup, i)
         name = known_player_name(log, Path(strategy.source).stem)
-        r = aivat(translated(strategy), log, name, **kw)
-        plain.append(r.values)
-        av.append(r.aivat_values)
-        results.append(r)
-    return np.concatenate(plain), np.concatenate(av), results
+        setup["one"][key] = aivat(translated(strategy), log, name, value=value)
+    return setup["one"][key]
+
+
+def _pooled(setup: dict, which: str, value: str) -> tuple[np.ndarray, np.ndarray, list]:
+    results = [_one(setup, which, i, value) for i in range(len(setup["logs"]))]
+    return np.concatenate([r.values for r in results]), np.concatenate([r.aivat_values for r in results]), results
 
 
 @pytest.mark.parametrize("value", ["matchup", "checkdown"])
@@ -88,23 +94,24 @@ def test_unbiased_and_lower_variance(setup, which, sign, value):
 
 
 def test_zero_value_is_the_plain_estimate(setup):
+    """An identity hand by hand, on every log."""
     for which in ("a", "b"):
-        plain, av, results = _pooled(setup, which, value=zero_value)
-        assert np.array_equal(plain, av)
-        for r in results:
+        for i in range(len(setup["logs"])):
+            r = _one(setup, which, i, zero_value)
+            assert np.array_equal(r.values, r.aivat_values)
             assert r.aivat_chips_per_game == r.chips_per_game
             assert r.variance_reduction == 0.0
 
 
 def test_seat_rotation_and_names(setup):
-    log = parse_log(setup["logs"][0].read_text())
+    log = _log(setup, 0)
     assert known_player_name(log, "leduc.nolimit.2p") == "leduc.nolimit.2p"
     assert known_player_name(log, "cfrp") == "cfrp"
     assert {h.names.index("cfrp") for h in log.hands} == {0, 1}
     with pytest.raises(ValueError):
         known_player_name(log, "nobody")
-    ra = aivat(translated(setup["a"]), log, "leduc.nolimit.2p")
-    rb = aivat(translated(setup["b"]), log, "cfrp")
+    ra, rb = _one(setup, "a", 0), _one(setup, "b", 0)  # AIVAT of each seat's name on this log
+    assert (ra.player, rb.player) == ("leduc.nolimit.2p", "cfrp")
     assert ra.chips_per_game == pytest.approx(-rb.chips_per_game)
     # the wrong strategy for a player: its actions are not all in the strategy's support
     with pytest.raises(ValueError, match="probability 0"):
@@ -129,8 +136,9 @@ def test_cli(setup, capsys):
 
 
 def test_per_hand_values_in_log_order(setup):
-    log = parse_log(setup["logs"][0].read_text())
-    r = aivat(translated(setup["a"]), log, "leduc.nolimit.2p")
+    log = _log(setup, 0)
+    r = _one(setup, "a", 0)  # aivat(translated(a), log, "leduc.nolimit.2p")
+    assert r.player == "leduc.nolimit.2p"
     assert list(r.hand_numbers) == [h.hand_no for h in log.hands]
     seat = [h.names.index("leduc.nolimit.2p") for h in log.hands]
     assert list(r.values) == [h.values[p] for h, p in zip(log.hands, seat)]

@@ -30,12 +30,21 @@ def run_match(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[s
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_match_json_matches_the_log(tmp_path):
+def match_here(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``pokerbot match`` run in this process (its dealer and players are still processes
+    of their own; only the interpreter start-up of ``run_match`` is saved): its output."""
+    rc = main(["match", *argv])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return out
+
+
+def test_match_json_matches_the_log(tmp_path, capsys):
     log = tmp_path / "m.log"
-    out = run_match("holdem.nolimit.2p.reverse_blinds", "--players", "random", "call",
-                    "--hands", "150", "--seed", "5", "--log", str(log), "--json")
-    assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert main(["match", "holdem.nolimit.2p.reverse_blinds", "--players", "random", "call",
+                 "--hands", "150", "--seed", "5", "--log", str(log), "--json"]) == 0
+    out = capsys.readouterr()
+    res = json.loads(out.out.strip().splitlines()[-1])
     assert {"game", "hands", "seed", "duplicate", "log", "players"} <= set(res)
     assert res["hands"] == 150 and res["seed"] == 5 and res["duplicate"] is False
     assert Path(res["log"]) == log
@@ -48,15 +57,14 @@ def test_match_json_matches_the_log(tmp_path):
         lo, hi = p["ci95"]
         assert lo <= p["mbb_per_game"] <= hi
         assert "aivat" not in p  # no strategy, no AIVAT
-    assert "match [" in out.stderr  # the progress bar
+    assert "match [" in out.err  # the progress bar
 
 
-def test_duplicate_three_players(tmp_path):
+def test_duplicate_three_players(tmp_path, capsys):
     log = tmp_path / "k.log"
-    out = run_match("kuhn.limit.3p", "--players", "random", "call", "raise", "--hands", "30",
-                    "--seed", "9", "--duplicate", "--json", "--quiet", "--log", str(log))
-    assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    out = match_here(capsys, "kuhn.limit.3p", "--players", "random", "call", "raise", "--hands", "30",
+                     "--seed", "9", "--duplicate", "--json", "--quiet", "--log", str(log))
+    res = json.loads(out.strip().splitlines()[-1])
     assert res["duplicate"] is True and res["hands"] == 90  # 3 passes of 30 deals
     assert [p["hands"] for p in res["players"]] == [90, 90, 90]
     assert sum(p["chips"] for p in res["players"]) == pytest.approx(0)
@@ -111,18 +119,17 @@ def test_match_on_one_cpu(tmp_path):
     ("holdem.nolimit.2p.reverse_blinds", ("call", "random")),
     ("holdem.nolimit.3p", ("random", "random", "raise")),
 ])
-def test_polling_changes_nothing_but_speed(tmp_path, game, bots):
+def test_polling_changes_nothing_but_speed(tmp_path, capsys, game, bots):
     """Dealer and players that poll their sockets (the default, and a long budget) play
     the very match they play without polling."""
     logs = []
     for spin in ("0", "5000", "auto"):
         log = tmp_path / f"spin{spin}.log"
-        out = run_match(game, "--players", *bots, "--hands", "300", "--seed", "11", "--spin-us", spin,
-                        "--json", "--quiet", "--log", str(log))
-        assert out.returncode == 0, out.stderr
+        out = match_here(capsys, game, "--players", *bots, "--hands", "300", "--seed", "11", "--spin-us", spin,
+                         "--json", "--quiet", "--log", str(log))
         logs.append([ln for ln in log.read_text().splitlines() if not ln.startswith("#")])
         # the --json report says how the match polled: as given, or what the probe decided
-        polling = json.loads(out.stdout.strip().splitlines()[-1])["polling"]
+        polling = json.loads(out.strip().splitlines()[-1])["polling"]
         assert polling["auto"] == (spin == "auto")
         if spin == "auto":
             assert polling["spin_us"] in (0.0, 100.0) and polling["reason"]
@@ -202,7 +209,7 @@ def _subscribe(port: int, topic: str, got: list, ready: threading.Event, stop: t
         pass
 
 
-def test_match_publishes_telemetry(tmp_path):
+def test_match_publishes_telemetry(tmp_path, capsys):
     broker = Broker(tmp_path)
     broker.start()
     got: list = []
@@ -211,10 +218,9 @@ def test_match_publishes_telemetry(tmp_path):
     t.start()
     assert ready.wait(10)
     try:
-        out = run_match("leduc.limit.2p", "--players", "call", "random", "--hands", "40", "--seed", "3",
-                        "--mqtt", f"127.0.0.1:{broker.port}", "--json", "--quiet", "--watch",
-                        "--log", str(tmp_path / "l.log"))
-        assert out.returncode == 0, out.stderr
+        out = match_here(capsys, "leduc.limit.2p", "--players", "call", "random", "--hands", "40", "--seed", "3",
+                         "--mqtt", f"127.0.0.1:{broker.port}", "--json", "--quiet", "--watch",
+                         "--log", str(tmp_path / "l.log"))
         events = [json.loads(line) for seat in (1, 2)
                   for line in (tmp_path / f"l.player{seat}.events.jsonl").read_text().splitlines()]
         deadline = time.monotonic() + 10
@@ -224,7 +230,7 @@ def test_match_publishes_telemetry(tmp_path):
     finally:
         stop.set()
         broker.kill()
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.strip().splitlines()[-1])
     for player in res["players"]:
         name = player["name"]
         hands = [p for t, p in got if t == f"pokerbot/{name}/hand"]
@@ -250,7 +256,7 @@ def test_broker_dying_mid_match_costs_no_hand(tmp_path):
     log = tmp_path / "d.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "match", "holdem.nolimit.2p.reverse_blinds",
-         "--players", "random", "call", "--hands", "3000", "--seed", "4", "--quiet", "--json",
+         "--players", "random", "call", "--hands", "2000", "--seed", "4", "--quiet", "--json",
          "--mqtt", f"127.0.0.1:{broker.port}", "--log", str(log)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -264,7 +270,7 @@ def test_broker_dying_mid_match_costs_no_hand(tmp_path):
         broker.kill()
     assert proc.returncode == 0, err
     res = json.loads(out.strip().splitlines()[-1])
-    assert res["hands"] == 3000
+    assert res["hands"] == 2000
     assert parse_log(log.read_text()).score is not None
     warnings = "".join((tmp_path / f"d.player{i}.err").read_text() for i in (1, 2))
     assert "unavailable" in warnings  # each bot warned instead of failing
@@ -284,9 +290,7 @@ def test_match_estimates_a_strategy_by_aivat(tmp_path, capsys, duplicate):
     log = tmp_path / "m.log"
     argv = ["leduc.nolimit.2p", "--players", f"strategy:{LEDUC_STRATEGY}", "equity", "--hands", "150",
             "--seed", "8", "--log", str(log), "--json", "--quiet", *(["--duplicate"] if duplicate else [])]
-    out = run_match(*argv)
-    assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(match_here(capsys, *argv).strip().splitlines()[-1])
     me, bot = res["players"]
     assert "aivat" not in bot
     block = me["aivat"]
@@ -309,12 +313,10 @@ def test_match_estimates_a_strategy_by_aivat(tmp_path, capsys, duplicate):
         for key in ("ci95", "aivat_ci95", "variance_reduction", "sd_ratio"):
             assert block[key] == want[key]
         # the text output says it in one line when asked (--aivat), and not by default
-        text = run_match(*[a for a in argv if a != "--json"], "--aivat")
-        assert text.returncode == 0, text.stderr
-        line = [ln for ln in text.stdout.splitlines() if "AIVAT" in ln]
+        text = match_here(capsys, *[a for a in argv if a != "--json"], "--aivat")
+        line = [ln for ln in text.splitlines() if "AIVAT" in ln]
         assert len(line) == 1
-        plain = run_match(*[a for a in argv if a != "--json"])
-        assert plain.returncode == 0 and "AIVAT" not in plain.stdout
+        assert "AIVAT" not in match_here(capsys, *[a for a in argv if a != "--json"])
         assert line[0].startswith(f"{me['name']}: AIVAT {block['aivat_mbb_per_game']:.1f} mbb/g")
 
 
