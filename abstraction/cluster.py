@@ -193,23 +193,23 @@ class FeatureCluster:
         self.tasks = 0
         self.bytes_in = 0
         self.assign_steps = 0  # k-means assignment steps run on the workers
+        self._assigner = self.ray.remote(num_cpus=1)(_AssignWorker)
         self._assigners: list[Any] = []  # actors of the assignment steps, kept between runs
 
     def assignment(self, x: np.ndarray, t: int) -> ShardedAssignment:
         """k-means's assignment steps on this cluster (the ``assignment`` argument of
         :func:`abstraction.kmeans.kmeans`)."""
-        return ShardedAssignment(self, x, t, self.say)
+        return ShardedAssignment(self, x, t)
 
     def _assign_workers(self, count: int) -> list[Any]:
         """``count`` actors for assignment steps, started the first time they are needed."""
-        cls = self.ray.remote(num_cpus=1)(_AssignWorker)
         while len(self._assigners) < count:
-            self._assigners.append(cls.remote())
+            self._assigners.append(self._assigner.remote())
         return self._assigners[:count]
 
     def _replace_assign_worker(self, slot: int) -> Any:
         """A new actor in place of the dead one at ``slot``."""
-        self._assigners[slot] = self.ray.remote(num_cpus=1)(_AssignWorker).remote()
+        self._assigners[slot] = self._assigner.remote()
         return self._assigners[slot]
 
     def _gather(self, refs: list[Any], place: Callable[[int, Any], None], progress: Callable[[int], None] | None) -> None:
@@ -333,12 +333,11 @@ class ShardedAssignment:
     the driver. A worker that dies is replaced by a new one, which scans its range
     fully against the current centres: the labels are those the step would have given
     (the bounds only ever skip a point whose centre cannot change), and the build says
-    so through ``say`` and goes on."""
+    so through the cluster's ``say`` and goes on."""
 
-    def __init__(self, cluster: FeatureCluster, x: np.ndarray, t: int, say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, cluster: FeatureCluster, x: np.ndarray, t: int) -> None:
         self.ray = cluster.ray
         self.cluster = cluster
-        self.say = say or (lambda line: None)
         self.x = x
         self.t = t
         self.labels = np.zeros(x.shape[0], np.int32)
@@ -348,7 +347,6 @@ class ShardedAssignment:
             _same_code(code)
         self.steps = 0
         self.replaced = 0
-        self.bytes_in = 0
 
     def _run(self, method: str, centres: tuple[Any, ...]) -> tuple[int, int]:
         """Every worker's ``method`` on the centres (sent once); the labels that changed
@@ -362,7 +360,7 @@ class ShardedAssignment:
             try:
                 code, (index, values, m, sc) = ray.get(pending)
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
-                self.say(f"k-means worker {w} died ({type(exc).__name__}); a replacement scans its {hi - lo:,} points fully")
+                self.cluster.say(f"k-means worker {w} died ({type(exc).__name__}); a replacement scans its {hi - lo:,} points fully")
                 self.replaced += 1
                 self._actors[w] = self.cluster._replace_assign_worker(w)
                 ray.get(self._actors[w].load.remote(self.x[lo:hi], self.t))
@@ -374,7 +372,6 @@ class ShardedAssignment:
                 m, sc = index.size, (hi - lo) * int(np.count_nonzero(centres[1].order >= 0))
             _same_code(code)
             self.labels[lo + index] = values
-            self.bytes_in += int(index.nbytes + values.nbytes)
             self.cluster.bytes_in += int(index.nbytes + values.nbytes)
             moved += int(m)
             scanned += int(sc)
