@@ -18,3 +18,32 @@ def _private_table_cache(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("POKERBOT_CACHE", None)
     else:
         os.environ["POKERBOT_CACHE"] = old
+
+
+# Kernels nearly every worker needs, by (algorithm, table dtype): vector CFR's (14 s from
+# an empty numba cache) and the sampled kernel's four variants (dtype x plain/general, see
+# solver.training._sampling_kernels.run_iterations; 30-60 s each). Left to the tests, the
+# two xdist workers met the float32 variants at about the same time and both compiled
+# them: 271 CPU-s of run_iterations compiles against 205 now. Each worker compiles every
+# n-th first instead (the order balances two workers), and finds the others' in the
+# on-disk cache.
+_SHARED_KERNELS = (("cfr", None), ("os", "float64"), ("es", "float64"), ("es", "float32"), ("os", "float32"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _compile_shared_kernels_once() -> None:
+    """Under xdist, compile worker i's share (every n-th) of the kernels every worker
+    needs, before its first test. Alone (no xdist), nothing: the tests compile what they
+    use."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2:
+        return
+    from solver.problem import make_problem
+    from solver.training.algorithms import make_training_solver
+    from solver.training.sampled import SamplingOptions
+
+    kuhn = make_problem("kuhn.limit.2p")
+    for algo, dtype in _SHARED_KERNELS[int(worker[2:]) :: count]:
+        sampling = None if dtype is None else SamplingOptions(dtype=dtype)
+        make_training_solver(kuhn, algo, sampling).iterate(1)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from poker.game import load_game
-from poker.state import Action, State
+from poker.state import State
 from solver.evaluation.real_response import _legal_actions, real_exploitability, translated_policy
 from solver.resolve.exact import ResolvingPlayer, resolved_exploitability
 from solver.resolve.player import ResolveOptions, ResolvingWalk
@@ -18,32 +18,39 @@ from solver.training.algorithms import solve
 #: No-limit Leduc with 6-chip stacks: its whole real tree has 817 nodes, so the exact
 #: walks take a second or two.
 GAME = dataclasses.replace(load_game("leduc.nolimit.2p"), stack=(6, 6))
-POLICY = translated_policy(solve(GAME, "cfr+", iterations=1000, betting="0.5p,1p,a"))
 OPTIONS = ResolveOptions(iterations=60)
 
 
-def test_a_player_that_never_re_solves_is_the_translated_player_exactly():
+@pytest.fixture(scope="module")
+def policy():
+    """The translated CFR+ blueprint the tests re-solve from (solved when first asked for,
+    not when the module is collected: every pytest run, and every xdist worker, collects
+    it)."""
+    return translated_policy(solve(GAME, "cfr+", iterations=1000, betting="0.5p,1p,a"))
+
+
+def test_a_player_that_never_re_solves_is_the_translated_player_exactly(policy):
     never = ResolveOptions(iterations=10, first_street=GAME.num_rounds)  # no street qualifies
-    got, info = resolved_exploitability(POLICY, never, GAME)
-    want = real_exploitability(POLICY, GAME, self_play=False, count_tree=False)
+    got, info = resolved_exploitability(policy, never, GAME)
+    want = real_exploitability(policy, GAME, self_play=False, count_tree=False)
     assert info["resolves"] == 0
     assert got.br == pytest.approx(want.br, abs=1e-12)
 
 
-def test_re_solving_cuts_the_real_exploitability():
-    translated = real_exploitability(POLICY, GAME, self_play=False, count_tree=False).mbb_per_game
-    resolved, info = resolved_exploitability(POLICY, OPTIONS, GAME)
+def test_re_solving_cuts_the_real_exploitability(policy):
+    translated = real_exploitability(policy, GAME, self_play=False, count_tree=False).mbb_per_game
+    resolved, info = resolved_exploitability(policy, OPTIONS, GAME)
     assert info["resolves"] > 100 and info["failed"] == 0
     assert 0.0 <= resolved.mbb_per_game < translated / 2, (resolved.mbb_per_game, translated)
 
 
-def test_a_seconds_cap_is_refused():
+def test_a_seconds_cap_is_refused(policy):
     with pytest.raises(ValueError, match="iteration budget"):
-        resolved_exploitability(POLICY, ResolveOptions(iterations=10, seconds=1.0), GAME)
+        resolved_exploitability(policy, ResolveOptions(iterations=10, seconds=1.0), GAME)
 
 
 @pytest.mark.parametrize("position", [0, 1])
-def test_the_tabulated_player_is_the_playing_player(position):
+def test_the_tabulated_player_is_the_playing_player(position, policy):
     """Along random real histories, the exact walk's probability of each action of the
     re-solving player equals the one the playing :class:`ResolvingWalk` draws it from,
     for every hand, on a random board. The player re-solves at its first decision
@@ -51,7 +58,7 @@ def test_the_tabulated_player_is_the_playing_player(position):
     history alone and one walk per hand can follow any history."""
     options = dataclasses.replace(OPTIONS, street_starts=(0,))
     rng = random.Random(position)
-    walker = ResolvingPlayer(POLICY, options, GAME)
+    walker = ResolvingPlayer(policy, options, GAME)
     walker.position = position
     cards = walker.cards
     h = cards.n_hands
@@ -60,7 +67,7 @@ def test_the_tabulated_player_is_the_playing_player(position):
         state = State.new_hand(GAME)
         ms = {(0, 0, (), -1, 0): np.ones(cards.n_rows(0))}
         street = 0
-        walks = {hand: ResolvingWalk(POLICY, position, 7, game_no, options) for hand in range(h)}
+        walks = {hand: ResolvingWalk(policy, position, 7, game_no, options) for hand in range(h)}
         board_i = rng.randrange(len(cards.boards[1]))
         while state.actor is not None:
             if state.round != street:
@@ -93,23 +100,23 @@ def test_the_tabulated_player_is_the_playing_player(position):
     assert checked > 40
 
 
-def test_head_to_head_of_a_player_that_never_re_solves_is_the_blueprints_self_play():
+def test_head_to_head_of_a_player_that_never_re_solves_is_the_blueprints_self_play(policy):
     from solver.evaluation.real_response import real_self_play_value
     from solver.resolve.exact import resolved_head_to_head
 
     never = ResolveOptions(iterations=10, first_street=GAME.num_rounds)
-    v = real_self_play_value(POLICY, GAME)
-    assert resolved_head_to_head(POLICY, never, GAME) == pytest.approx((v, -v), abs=1e-12)
+    v = real_self_play_value(policy, GAME)
+    assert resolved_head_to_head(policy, never, GAME) == pytest.approx((v, -v), abs=1e-12)
 
 
-def test_head_to_head_of_the_re_solving_player_is_near_its_blueprint():
+def test_head_to_head_of_the_re_solving_player_is_near_its_blueprint(policy):
     """Against a blueprint nearly at equilibrium of its abstraction, re-solving neither
     wins nor loses much (solving error and the sizes the blueprint translates), and the
     two seats' values differ from the blueprint's own by a few hundredths of a chip."""
     from solver.evaluation.real_response import real_self_play_value
     from solver.resolve.exact import resolved_head_to_head
 
-    v = real_self_play_value(POLICY, GAME)
-    got = resolved_head_to_head(POLICY, dataclasses.replace(OPTIONS, street_starts=(0, 1)), GAME)
+    v = real_self_play_value(policy, GAME)
+    got = resolved_head_to_head(policy, dataclasses.replace(OPTIONS, street_starts=(0, 1)), GAME)
     assert got[0] != pytest.approx(v, abs=1e-9)  # it re-solved
     assert abs(got[0] - v) < 0.05 and abs(got[1] + v) < 0.05

@@ -30,11 +30,18 @@ from .test_player_range import _Choices
 
 #: No-limit Leduc with 6-chip stacks (817 real nodes), as in test_resolve_exact.py.
 GAME = dataclasses.replace(load_game("leduc.nolimit.2p"), stack=(6, 6))
-POLICY = translated_policy(solve(GAME, "cfr+", iterations=1000, betting="0.5p,1p,a"))
 OPTIONS = ResolveOptions(iterations=40)
 
 
-def _brute_likelihood(monkeypatch, position, hole, history, options) -> float:
+@pytest.fixture(scope="module")
+def policy():
+    """The translated CFR+ blueprint the tests re-solve from (solved when first asked for,
+    not when the module is collected: every pytest run, and every xdist worker, collects
+    it)."""
+    return translated_policy(solve(GAME, "cfr+", iterations=1000, betting="0.5p,1p,a"))
+
+
+def _brute_likelihood(monkeypatch, policy, position, hole, history, options) -> float:
     """P(the re-solving player holding ``hole`` takes its actions of ``history``): the
     sum over every combination of its walk's choices, one fresh walk per combination."""
     current: list[_Choices] = []
@@ -57,7 +64,7 @@ def _brute_likelihood(monkeypatch, position, hole, history, options) -> float:
     def run(prefix):
         script = _Choices(prefix)
         current[:] = [script]
-        walk = ResolvingWalk(POLICY, position, 0, 0, options, resolve_counts=counts)
+        walk = ResolvingWalk(policy, position, 0, 0, options, resolve_counts=counts)
         for state, action, board in history:
             if state.actor == position and walk.decide(state, hole, board)[0] != action:
                 return 0.0, script.calls
@@ -84,7 +91,7 @@ def _brute_likelihood(monkeypatch, position, hole, history, options) -> float:
 _brute_likelihood.resolves = 0  # type: ignore[attr-defined]
 
 
-def _random_history(position: int, seed: int, options: ResolveOptions):
+def _random_history(policy, position: int, seed: int, options: ResolveOptions):
     """A real hand: the re-solving player at ``position`` plays its seeded walk, the other
     seat any legal action at random (off-tree sizes included)."""
     rng = random.Random(seed)
@@ -92,7 +99,7 @@ def _random_history(position: int, seed: int, options: ResolveOptions):
     rng.shuffle(cards)
     holes = ((cards[0],), (cards[1],))
     board = (cards[2],)
-    walk = ResolvingWalk(POLICY, position, seed, seed, options)
+    walk = ResolvingWalk(policy, position, seed, seed, options)
     state = State.new_hand(GAME)
     history = []
     while state.actor is not None:
@@ -112,7 +119,7 @@ def _hands() -> np.ndarray:
 
 
 @pytest.mark.parametrize("position", [0, 1])
-def test_the_range_is_the_brute_force_posterior(monkeypatch, position):
+def test_the_range_is_the_brute_force_posterior(monkeypatch, position, policy):
     """At every prefix of random real histories, the range's weights equal the brute-force
     likelihood of the playing walk for every hand that misses the board, re-solves
     included (the player re-solves from the first street, and at every street's start)."""
@@ -121,12 +128,12 @@ def test_the_range_is_the_brute_force_posterior(monkeypatch, position):
     before = _brute_likelihood.resolves
     checked = 0
     for seed in range(6):
-        history = _random_history(position, 100 * position + seed, options)
-        rng = resolving_range(POLICY, options, hands, position)
+        history = _random_history(policy, position, 100 * position + seed, options)
+        rng = resolving_range(policy, options, hands, position)
         for k, (state, action, board) in enumerate(history):
             got = rng.weights()
             live = ~np.isin(hands, board).any(axis=1)
-            want = np.array([_brute_likelihood(monkeypatch, position, tuple(h), history[:k], options) if ok else 0.0
+            want = np.array([_brute_likelihood(monkeypatch, policy, position, tuple(h), history[:k], options) if ok else 0.0
                              for h, ok in zip(hands.tolist(), live)])
             assert got[live] == pytest.approx(want[live], abs=1e-12, rel=1e-9), (seed, k, state.betting_string())
             checked += 1
@@ -135,42 +142,42 @@ def test_the_range_is_the_brute_force_posterior(monkeypatch, position):
     assert _brute_likelihood.resolves > before  # the histories did reach re-solves
 
 
-def test_lbr_never_beats_the_exact_best_response_of_the_re_solving_player():
+def test_lbr_never_beats_the_exact_best_response_of_the_re_solving_player(policy):
     """LBR's exact value against the re-solving player, seat by seat, is at most the exact
     real best response's against the same player (every legal amount)."""
-    result, info = resolved_exploitability(POLICY, OPTIONS, GAME)
+    result, info = resolved_exploitability(policy, OPTIONS, GAME)
     assert info["resolves"] > 0
     for actions in ("leaks", "fcmpa"):
-        values = LocalBestResponse(GAME, ResolvingOpponent(POLICY, OPTIONS), actions=actions).exact_values()
+        values = LocalBestResponse(GAME, ResolvingOpponent(policy, OPTIONS), actions=actions).exact_values()
         for seat in (0, 1):
             assert values[seat] <= result.br[seat] + 1e-9, (actions, seat, values, result.br)
 
 
-def test_re_solving_closes_a_planted_leak_that_lbr_finds():
+def test_re_solving_closes_a_planted_leak_that_lbr_finds(policy):
     """The blueprint altered to call every preflop all-in: LBR (exact, leak-seeking) wins
     clearly more against it than against the original, and the re-solving player built
     on the altered file, re-solving at each street's start with the estimated gadget,
     gives back at least two thirds of it. (The safe gadget keeps about half of the leak:
     its alternatives are what the altered blueprint concedes, so it has no reason to
     fold the hands the leak calls with.)"""
-    altered, changed = planted_policy(POLICY, 0)
+    altered, changed = planted_policy(policy, 0)
     assert changed > 0
     options = dataclasses.replace(OPTIONS, street_starts=(0, 1), gadget="estimated")
 
     def lbr(opponent) -> float:
         return 1000 * sum(LocalBestResponse(GAME, opponent, actions="leaks").exact_values()) / 2 / GAME.big_blind
 
-    original, leak = lbr(StrategyOpponent(POLICY)), lbr(StrategyOpponent(altered))
+    original, leak = lbr(StrategyOpponent(policy)), lbr(StrategyOpponent(altered))
     resolved = lbr(ResolvingOpponent(altered, options))
     assert leak > original + 300.0, (original, leak)
     assert resolved - original < (leak - original) / 3, (original, leak, resolved)
 
 
-def test_a_seconds_cap_is_refused():
+def test_a_seconds_cap_is_refused(policy):
     with pytest.raises(ValueError, match="iteration budget"):
-        ResolvingOpponent(POLICY, ResolveOptions(iterations=10, seconds=1.0))
+        ResolvingOpponent(policy, ResolveOptions(iterations=10, seconds=1.0))
     with pytest.raises(ValueError, match="iteration budget"):
-        resolving_range(POLICY, ResolveOptions(iterations=10, seconds=1.0), _hands(), 0)
+        resolving_range(policy, ResolveOptions(iterations=10, seconds=1.0), _hands(), 0)
 
 
 def test_pokerbot_eval_lbr_plays_the_re_solving_player(capsys):
