@@ -30,14 +30,20 @@ def _private_table_cache(tmp_path_factory: pytest.TempPathFactory):
 _SHARED_KERNELS = (("cfr", None), ("os", "float64"), ("es", "float64"), ("es", "float32"), ("os", "float32"))
 
 
+#: A run over fewer test modules than this compiles only what its tests use.
+_SUITE_MODULES = 20
+
+
 @pytest.fixture(autouse=True, scope="session")
-def _compile_shared_kernels_once() -> None:
-    """Under xdist, compile worker i's share (every n-th) of the kernels every worker
-    needs, before its first test. Alone (no xdist), nothing: the tests compile what they
-    use."""
+def _compile_shared_kernels_once(request: pytest.FixtureRequest) -> None:
+    """Under xdist, over (most of) the suite, compile worker i's share (every n-th) of the
+    kernels every worker needs, before its first test. Alone (no xdist), or over a few
+    modules, nothing: the tests compile what they use."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if not worker.startswith("gw") or count < 2:
+        return
+    if len({item.nodeid.split("::")[0] for item in request.session.items}) < _SUITE_MODULES:
         return
     from solver.problem import make_problem
     from solver.training.algorithms import make_training_solver
