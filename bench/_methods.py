@@ -3,8 +3,10 @@ options and the :class:`~solver.training.sampled.SamplingOptions` it adds
 (:mod:`solver.training.schedules`: discounting and pruning).
 
 ``es`` external sampling; ``es_linear`` Linear CFR's discount and ``es_dcfr`` Discounted
-CFR's (3/2, 0, 2) after every ``every`` iterations; ``es_linear_h`` and ``es_dcfr_h`` the
-same up to iteration ``until`` only; ``es_prune`` MCCFR-P with ``threshold`` after ``after``
+CFR's (3/2, 0, 2) after every ``every`` iterations; ``es_linear_q`` Linear CFR's regret
+discount with DCFR's quadratic average weights (alpha = beta = 1, gamma = 2, the same
+batches); ``es_linear_h`` and ``es_dcfr_h`` Linear CFR's and DCFR's discounts up to
+iteration ``until`` only; ``es_prune`` MCCFR-P with ``threshold`` after ``after``
 iterations; ``tcfr`` Targeted CFR with the paper's targeting of the game (``game1`` on
 20-card hold'em, ``game2`` on the full deck) and ``tcfr_dcfr`` the same discounted.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-METHODS = ("es", "es_linear", "es_linear_h", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
+METHODS = ("es", "es_linear", "es_linear_q", "es_linear_h", "es_dcfr", "es_dcfr_h", "es_prune", "tcfr", "tcfr_dcfr")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ def method(name: str, targeting: str, schedule: Schedule = Schedule()) -> tuple[
     sampling: dict[str, Any] = {}
     if name == "es_linear":
         sampling["discount"] = Discounting("linear", every=schedule.every)
+    elif name == "es_linear_q":
+        sampling["discount"] = Discounting("dcfr", every=schedule.every, alpha=1.0, beta=1.0, gamma=2.0)
     elif name == "es_linear_h":
         sampling["discount"] = Discounting("linear", every=schedule.every, until=schedule.until)
     elif name in ("es_dcfr", "tcfr_dcfr"):

@@ -26,8 +26,9 @@ plain external sampling, and Targeted CFR's best setting.
    (``current_over_uniform`` below 1: the current strategy is better).
 
 Methods (``--methods``, default all): ``es``; ``es_linear`` (Linear CFR's discount after
-every ``--every`` iterations, default 1,000,000); ``es_dcfr`` (DCFR 3/2, 0, 2, same
-batches); ``es_linear_h`` and ``es_dcfr_h`` (the same up to iteration ``--dcfr-until``,
+every ``--every`` iterations, default 1,000,000); ``es_linear_q`` (Linear CFR's regret
+discount, DCFR's quadratic average: alpha = beta = 1, gamma = 2, same batches);
+``es_dcfr`` (DCFR 3/2, 0, 2, same batches); ``es_linear_h`` and ``es_dcfr_h`` (the same up to iteration ``--dcfr-until``,
 default 30,000,000, about a minute of one thread here, then none: Pluribus's schedule); ``es_prune`` (MCCFR-P, threshold
 ``--prune-threshold`` chips, 95% of iterations after ``--prune-after``); ``tcfr``
 (``--targeting game1``, the best Targeted CFR setting measured, README); ``tcfr_dcfr``
