@@ -14,7 +14,12 @@ blueprint's (33,008,731). Per betting:
 * ``h2h``: the exact head-to-head of the cluster's strategy against Hogwild's
   (:func:`solver.evaluation.head_to_head.head_to_head`), ``--boards`` boards (300)
   sampled with seed 1, in mbb/g with its 95% interval (the goal: a half-width of at most
-  30 and an interval containing zero or above it).
+  30 and an interval containing zero or above it);
+* ``hogwild_equal_deals`` and ``h2h_cluster_minus_hogwild_equal_deals``: Hogwild again,
+  stopped at the cluster's deal count, and the cluster's strategy against it: what the
+  merge of the workers' deltas costs apart from the deals the cluster did not make (far
+  from convergence, deals decide it: two Hogwild threads stopped at 90 s lost 399 mbb/g
+  to the same run at 180 s on the shipped betting).
 
 Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of
 ``--sync`` round lengths (1, 5 and 20 s): deals/s and bytes/s against the round.
@@ -32,7 +37,8 @@ incoming copy, its deltas and their encoding).
 
 Prints one JSON object as its last line (and writes it to ``--out``). Seconds on the
 2-vCPU VM: about 8 minutes for the abstraction the first time, then for the defaults
-4 x 300 s of training, 2 x 3 x 60 s of sweep and the two head-to-heads (about a second a
+4 x 300 s of training, Hogwild to the cluster's deals twice, 2 x 3 x 60 s of sweep and
+the four head-to-heads (about a second a
 board on the shipped betting). ``--quick``: 30 s a side, ``1p,cap1`` only, 30 boards,
 rounds of 1 and 5 s for 20 s.
 
@@ -59,8 +65,10 @@ SHIPPED_BETTING = "0.5p,1p,2p,a/1p,a,cap3;0.5p,1p,a/1p,a,cap2"
 BETTINGS = {"1p,cap1": "1p,cap1", "shipped": SHIPPED_BETTING}
 
 
-def train(ab_dir: Path, betting: str, seconds: float, out: Path, *, cluster: bool, sync: float = 5.0) -> dict[str, Any]:
-    """One run of ``seconds`` (two Hogwild threads, or two Ray workers of one thread)."""
+def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, cluster: bool, sync: float = 5.0,
+          iterations: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """One run of ``seconds`` or ``iterations`` deals (two Hogwild threads, or two Ray
+    workers of one thread)."""
     from solver.training.cluster import ClusterOptions
     from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
     from solver.training.run import run_training
@@ -70,7 +78,7 @@ def train(ab_dir: Path, betting: str, seconds: float, out: Path, *, cluster: boo
         betting=betting,
         abstraction=ab_dir,
         algorithm=AlgorithmConfig("es"),
-        budget=Budget(seconds=seconds),
+        budget=Budget(seconds=seconds, iterations=iterations),
         seed=1,
         threads=1 if cluster else 2,
         out=out,
@@ -203,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
             ratio = ray_["deals_per_s"] / hog["deals_per_s"] if hog["deals_per_s"] else None
             log(f"{name}: head-to-head over {args.boards} boards")
             match = h2h(ab_dir, Path(tmp) / f"ray.{name}.strategy", Path(tmp) / f"hog.{name}.strategy", args.boards)
+            log(f"{name}: Hogwild, 2 threads, to the cluster's {ray_['deals']:,} deals")
+            even = train(ab_dir, betting, None, Path(tmp) / f"even.{name}.strategy", cluster=False,
+                         iterations=ray_["deals"])  # fmt: skip
+            log(f"{name}: head-to-head at equal deals over {args.boards} boards")
+            match_even = h2h(ab_dir, Path(tmp) / f"ray.{name}.strategy", Path(tmp) / f"even.{name}.strategy", args.boards)
             doc["bettings"][name] = {
                 "betting": betting,
                 "hogwild": hog,
@@ -210,8 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                 "deals_ratio": round(ratio, 3) if ratio is not None else None,
                 "deals_goal_met": ratio is not None and ratio >= 0.8,
                 "h2h_cluster_minus_hogwild": match,
+                "hogwild_equal_deals": even,
+                "h2h_cluster_minus_hogwild_equal_deals": match_even,
             }
-            log(f"{name}: deals ratio {ratio:.3f}, h2h {match['mbb_per_game']} {match['ci95']}")
+            log(f"{name}: deals ratio {ratio:.3f}, h2h {match['mbb_per_game']} {match['ci95']}, "
+                f"at equal deals {match_even['mbb_per_game']} {match_even['ci95']}")
         sweep = []
         for sync in args.sync:
             log(f"sync {sync:g} s: Ray on 1p,cap1, {args.sweep_seconds:g} s")

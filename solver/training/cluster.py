@@ -75,6 +75,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from abstraction.cluster import INSTALL_HINT, ClusterError, code_digest, connect, import_ray
 
@@ -194,29 +195,77 @@ def problem_digest(problem: Any) -> dict[str, str]:
 # -- deltas --------------------------------------------------------------------------
 
 
+@njit(cache=True)
+def _count_changed(new: np.ndarray, old: np.ndarray, scale: Any) -> int:
+    """How many entries of ``(new - old) * scale``, as float32, are not zero."""
+    k = 0
+    for i in range(new.size):
+        if np.float32((new[i] - old[i]) * scale) != 0:
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _gather_changed(new: np.ndarray, old: np.ndarray, scale: Any, index: np.ndarray, value: np.ndarray) -> None:
+    """The nonzero entries of ``(new - old) * scale`` as float32: their positions into
+    ``index`` and their values into ``value`` (both sized by :func:`_count_changed`)."""
+    k = 0
+    for i in range(new.size):
+        v = np.float32((new[i] - old[i]) * scale)
+        if v != 0:
+            index[k] = i
+            value[k] = v
+            k += 1
+
+
+@njit(cache=True)
+def _dense_changed(new: np.ndarray, old: np.ndarray, scale: Any, out: np.ndarray) -> None:
+    """``(new - old) * scale`` as float32 into ``out``."""
+    for i in range(new.size):
+        out[i] = np.float32((new[i] - old[i]) * scale)
+
+
 def encode_delta(new: np.ndarray, old: np.ndarray, scale: float = 1.0) -> tuple[str, Any, Any]:
     """What ``new`` gained over ``old``, times ``scale``, as float32: ``("dense", values,
     None)``, or ``("sparse", indices, values)`` where that is smaller (fewer than half
-    the entries changed: 8 bytes a changed entry against 4 an entry)."""
-    # the difference in the tables' own dtype: float32 casts first would cancel digits
-    delta = np.subtract(new, old)
-    if scale != 1.0:
-        delta *= scale
-    delta = delta.astype(np.float32, copy=False)
-    changed = np.flatnonzero(delta)
-    if 2 * changed.size < delta.size:
-        index = changed.astype(np.int32) if delta.size < (1 << 31) else changed
-        return "sparse", index, delta[changed]
-    return "dense", delta, None
+    the entries changed: 8 bytes a changed entry against 4 an entry).
+
+    Two passes over both tables, counting then writing, with no temporary the size of
+    the table: on the full deck's shipped betting (33 M entries) numpy's subtract, scale,
+    nonzero and gather took 0.34 to 0.69 s a table, a round's largest cost after the
+    kernel. The difference is taken in the tables' own dtype (a float32 cast first would
+    cancel digits) and scaled in it, as numpy's in-place product would."""
+    if new.shape != old.shape or new.dtype != old.dtype:
+        raise ValueError(f"tables differ: {new.dtype}{new.shape} against {old.dtype}{old.shape}")
+    a, b = new.reshape(-1), old.reshape(-1)
+    s = new.dtype.type(scale)
+    changed = _count_changed(a, b, s)
+    if 2 * changed < a.size:
+        index = np.empty(changed, np.int32 if a.size < (1 << 31) else np.int64)
+        value = np.empty(changed, np.float32)
+        _gather_changed(a, b, s, index, value)
+        return "sparse", index, value
+    out = np.empty(a.size, np.float32)
+    _dense_changed(a, b, s, out)
+    return "dense", out.reshape(new.shape), None
+
+
+@njit(cache=True)
+def _scatter_add(table: np.ndarray, index: np.ndarray, value: np.ndarray) -> None:
+    """``table[index] += value`` for distinct indices, in the table's dtype (numpy's
+    fancy-indexed add does the same arithmetic four times slower: the driver adds every
+    worker's deltas while the workers wait)."""
+    for k in range(index.size):
+        table[index[k]] += value[k]
 
 
 def decode_delta(table: np.ndarray, delta: tuple[str, Any, Any]) -> None:
     """Add an :func:`encode_delta` result to ``table`` in place."""
     kind, a, b = delta
     if kind == "dense":
-        table += a
+        table += a.reshape(table.shape)
     elif kind == "sparse":
-        table[a] += b  # indices are distinct: plain fancy indexing adds each once
+        _scatter_add(table.reshape(-1), a, b)
     else:
         raise ClusterError(f"unknown delta encoding {kind!r}")
 
