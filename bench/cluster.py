@@ -33,7 +33,7 @@ synchronous, so the workers wait through both), the predicted speedup over one w
 (``workers x 5 / (5 + transfer + merge)``) and the worker count where the waiting equals
 the solving (beyond it, more workers add little); and the largest table a 24 GiB worker
 holds (:mod:`solver.training.cluster_plan`'s bytes per entry: its own tables, a round's
-incoming copy, its deltas and their encoding).
+incoming copy and its deltas).
 
 Prints one JSON object as its last line (and writes it to ``--out``). Seconds on the
 2-vCPU VM: about 8 minutes for the abstraction the first time, then for the defaults
@@ -132,7 +132,7 @@ def h2h(ab_dir: Path, a: Path, b: Path, boards: int) -> dict[str, Any]:
 
 def scaling_model(measured: dict[str, Any], workers_measured: int, sync: float = 5.0, gbit: float = 10.0) -> dict[str, Any]:
     """Predicted speedups of a cluster run from one measured run (see the docstring)."""
-    from solver.training.cluster_plan import DELTA_BYTES, ENCODE_BYTES
+    from solver.training.cluster_plan import DELTA_BYTES
 
     entries = measured["entries"]
     rounds = max(1, measured["rounds"])
@@ -153,7 +153,7 @@ def scaling_model(measured: dict[str, Any], workers_measured: int, sync: float =
             "deals_per_s": round(n * per_worker_deals * sync / (sync + transfer + merge)),
         })
     knee = sync / ((out_bytes + in_bytes) / link + in_bytes / merge_rate)
-    per_entry = 2 * 4 + 2 * 4 + 2 * DELTA_BYTES + ENCODE_BYTES  # own tables, copy, deltas, encoding
+    per_entry = 2 * 4 + 2 * 4 + 2 * DELTA_BYTES  # own tables, the incoming copy, deltas
     return {
         "inputs": {
             "deals_per_s_per_worker": round(per_worker_deals),

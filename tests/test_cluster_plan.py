@@ -32,11 +32,10 @@ def test_leduc_by_hand():
     c = cluster_estimate(mem, workers=2)
     assert c.sync_seconds == SYNC_SECONDS == 5.0
     assert c.single_machine == mem.total
-    # a worker: both float32 tables in, both deltas out (float32), an int64 index
+    # a worker: both float32 tables in, both deltas out (float32); encoding them needs no scratch
     assert c.incoming_tables == 2 * 1092 * 4 == 8736
     assert c.outgoing_deltas == 2 * 1092 * 4 == 8736
-    assert c.encode_scratch == 1092 * 8 == 8736
-    assert c.worker_total == mem.total + 3 * 8736
+    assert c.worker_total == mem.total + 2 * 8736
     # the driver: one put copy, both workers' deltas
     assert c.put_tables == 8736 and c.gathered_deltas == 2 * 8736
     assert c.driver_total == mem.total + 3 * 8736
@@ -60,7 +59,7 @@ def test_float64_tables_and_more_workers():
     assert c.bytes_out == 5 * 17472 and c.bytes_in == 5 * 8736
     assert c.bytes_per_second == pytest.approx(5 * (17472 + 8736) / 0.5)
     doc = c.to_dict()
-    assert doc["worker"]["total_bytes"] == mem.total + 17472 + 8736 + 8736
+    assert doc["worker"]["total_bytes"] == mem.total + 17472 + 8736
     assert doc["driver"]["total_bytes"] == mem.total + 17472 + 5 * 8736
     assert doc["transfer_seconds"]["10"] == pytest.approx(5 * 26208 * 8 / 10e9)
     json.dumps(doc)
@@ -116,7 +115,7 @@ def test_tree_cli_text(capsys):
     )
     labels = [line.split("  ")[1].strip() for line in text[1:]]
     assert labels == [
-        "worker: as one machine", "worker: tables in", "worker: deltas out", "worker: encoding",
+        "worker: as one machine", "worker: tables in", "worker: deltas out",
         "worker total", "driver total", "round out", "round in", "network",
         "a round at 1 Gbit/s", "a round at 10 Gbit/s",
     ]

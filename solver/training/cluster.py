@@ -40,8 +40,9 @@ trajectory where rows are hot (the iterative parameter mixing of McDonald, Hall 
 nothing where they are rare: a row one worker visits keeps every sample at the same
 weight 1/W, and regret matching and the average strategy are the same for any uniform
 scale of a row. Its price is on the hot rows, which W workers advance about as fast as
-one: on the full deck's shipped betting, after 180 s, two workers' strategy lost 248
-mbb/g to two Hogwild threads' (``bench/cluster.py``, README).
+one: on the full deck's shipped betting, after 180 s, two workers' strategy lost 90
+mbb/g to two Hogwild threads' stopped at the same deal count (``bench/cluster.py``,
+README).
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
 actor, which runs the dead worker's share again: the round loses the time, not the

@@ -11,9 +11,8 @@ case: dense deltas, and one node per worker (each worker's node fetches the tabl
 * **a worker** holds what a single-machine run of the same algorithm, dtype and threads
   holds (:func:`solver.training.memory.estimate_training_memory`: tables, bucket tables,
   indexers, per-thread scratch), plus, during a round, the incoming tables (in its node's
-  object store: ``2 x entries x dtype`` bytes), its outgoing deltas (``2 x entries x 4``)
-  and the scratch of encoding them (an int64 index over every entry,
-  ``entries x 8``: ``np.flatnonzero`` of a delta, whether or not it ends up sparse);
+  object store: ``2 x entries x dtype`` bytes) and its outgoing deltas (``2 x entries x
+  4``; the encoder counts the changed entries, then writes them, with no other scratch);
 * **the driver** holds a single-machine run's memory (its solver is one), the put copy
   of both tables and every worker's deltas (it gathers them all before adding them);
 * **the network** carries, each round, the tables to every worker node
@@ -36,7 +35,6 @@ from .memory import DTYPES, SAMPLED, MemoryEstimate, format_bytes
 
 __all__ = [
     "DELTA_BYTES",
-    "ENCODE_BYTES",
     "LINKS_GBIT",
     "SYNC_SECONDS",
     "ClusterEstimate",
@@ -48,8 +46,6 @@ __all__ = [
 SYNC_SECONDS = 5.0
 #: Bytes of a dense delta entry (float32).
 DELTA_BYTES = 4
-#: Bytes per entry of the scratch of encoding a delta (``np.flatnonzero``'s int64 index).
-ENCODE_BYTES = 8
 #: The link speeds, in Gbit/s, a round's transfer is timed at.
 LINKS_GBIT = (1.0, 10.0)
 
@@ -80,7 +76,6 @@ class ClusterEstimate:
     single_machine: int
     incoming_tables: int  # a worker: both tables, in its node's object store
     outgoing_deltas: int  # a worker: both deltas, dense float32
-    encode_scratch: int  # a worker: np.flatnonzero's int64 index while a delta is encoded
     put_tables: int  # the driver: the put copy of both tables
     gathered_deltas: int  # the driver: every worker's deltas
     bytes_out: int  # a round: the tables to every worker node
@@ -89,7 +84,7 @@ class ClusterEstimate:
     @property
     def worker_total(self) -> int:
         """A worker's memory during a round."""
-        return self.single_machine + self.incoming_tables + self.outgoing_deltas + self.encode_scratch
+        return self.single_machine + self.incoming_tables + self.outgoing_deltas
 
     @property
     def driver_total(self) -> int:
@@ -135,7 +130,6 @@ class ClusterEstimate:
                 "single_machine_bytes": self.single_machine,
                 "incoming_tables_bytes": self.incoming_tables,
                 "outgoing_deltas_bytes": self.outgoing_deltas,
-                "encode_scratch_bytes": self.encode_scratch,
                 "total_bytes": self.worker_total,
             },
             "driver": {
@@ -162,7 +156,6 @@ class ClusterEstimate:
             ("worker: as one machine", self.single_machine, f"{m.algorithm}, {m.dtype}, {threads}: the total above"),
             ("worker: tables in", self.incoming_tables, "both tables, in its node's object store"),
             ("worker: deltas out", self.outgoing_deltas, "both tables' deltas, dense float32"),
-            ("worker: encoding", self.encode_scratch, "an int64 index over every entry while a delta is encoded"),
             ("worker total", self.worker_total, ""),
             ("driver total", self.driver_total,
              f"as one machine, + put tables {format_bytes(self.put_tables)}, "
@@ -226,7 +219,6 @@ def cluster_estimate(
         single_machine=memory.total,
         incoming_tables=tables,
         outgoing_deltas=deltas,
-        encode_scratch=entries * ENCODE_BYTES,
         put_tables=tables,
         gathered_deltas=workers * deltas,
         bytes_out=workers * tables,
