@@ -93,6 +93,27 @@ def test_leduc_trains_as_one_machine_does(cluster, tmp_path, capsys):
     assert record["config"]["cluster"] == cluster
 
 
+def _killer(lines: list[str], slot: int, delay: float):
+    """(pids killed, the killing thread, a progress callback): after the run's first
+    batch, ``delay`` seconds later, SIGKILL to worker ``slot`` (its pid read from the
+    run's ``lines``)."""
+    killed: list[int] = []
+
+    def kill() -> None:
+        time.sleep(delay)
+        pid = next(int(line.split("(pid ")[1].split(",")[0]) for line in lines if line.startswith(f"worker {slot} ready"))
+        killed.append(pid)
+        os.kill(pid, signal.SIGKILL)
+
+    timer = threading.Thread(target=kill)
+
+    def progress(report) -> None:
+        if report.stage == "batch" and not killed and not timer.is_alive():
+            timer.start()
+
+    return killed, timer, progress
+
+
 def test_a_killed_worker_or_driver_loses_nothing(cluster, tmp_path):
     """SIGKILL to a worker's process mid-run: the run says so, replaces it and runs the
     lost share again. That run stops at 80,000 iterations with a checkpoint, as a driver
@@ -100,20 +121,7 @@ def test_a_killed_worker_or_driver_loses_nothing(cluster, tmp_path):
     disturbed (rounds of a fixed size, one thread a worker)."""
     calm = run_training(_config(cluster, iterations=200_000, sync=20_000))
     lines: list[str] = []
-    killed: list[int] = []
-
-    def kill_worker_0() -> None:
-        time.sleep(0.02)
-        pid = next(int(line.split("(pid ")[1].split(",")[0]) for line in lines if line.startswith("worker 0 ready"))
-        killed.append(pid)
-        os.kill(pid, signal.SIGKILL)
-
-    timer = threading.Thread(target=kill_worker_0)
-
-    def progress(report) -> None:
-        if report.stage == "batch" and not killed and not timer.is_alive():
-            timer.start()
-
+    killed, timer, progress = _killer(lines, 0, 0.02)
     ckpt = tmp_path / "run.ckpt"
     rough = run_training(
         _config(cluster, iterations=80_000, sync=20_000, checkpoint=CheckpointConfig(file=ckpt)),
@@ -128,6 +136,49 @@ def test_a_killed_worker_or_driver_loses_nothing(cluster, tmp_path):
     )
     assert resumed.iterations == 200_000 and resumed.iterations_this_run == 120_000
     assert np.array_equal(resumed.strategy.policy, calm.strategy.policy)
+
+
+def test_hot_syncs_rerun_a_round_a_worker_died_in(cluster):
+    """With --hot-syncs the workers of a round wait on each other's hot rows, so a
+    worker killed mid-round makes the driver free the others and run the whole round
+    again: the run ends with the tables of a run never disturbed. The exchanges are
+    real: without them the same run ends elsewhere."""
+
+    def config(hot: int) -> TrainingConfig:
+        options = C.ClusterOptions(cluster, 2, sync_iterations=20_000, hot_syncs=hot)
+        return TrainingConfig(game="leduc.limit.2p", algorithm=AlgorithmConfig("es"),
+                              budget=Budget(iterations=120_000), seed=1, cluster=options)  # fmt: skip
+
+    calm = run_training(config(4))
+    assert calm.cluster["rounds"] == 3 and calm.cluster["replaced"] == 0
+    assert not np.array_equal(run_training(config(0)).strategy.policy, calm.strategy.policy)
+    lines: list[str] = []
+    killed, timer, progress = _killer(lines, 1, 0.05)
+    rough = run_training(config(4), say=lines.append, progress=progress)
+    timer.join()
+    assert killed and rough.cluster["replaced"] >= 1
+    assert any("died" in line and "the round's" in line for line in lines), lines
+    assert np.array_equal(rough.strategy.policy, calm.strategy.policy)
+
+
+def test_hot_entries_are_the_early_streets_in_either_layout():
+    """The hot rows are every (node, bucket, action) of the preflop and the flop, a
+    leading slice of the bucket layout and the same entries, as indices, of the node
+    layout; Leduc's are its first street's."""
+    from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import TableLayout
+
+    for game, betting, streets in (("holdem.nolimit.2p.short20", "1p,cap1", 2), ("leduc.limit.2p", None, 1)):
+        problem = make_dealt_problem(game, betting)
+        tree = problem.tree
+        for kind in ("bucket", "node"):
+            layout = TableLayout.build(problem, kind)
+            want = np.sort(np.concatenate([layout.node_entries(int(n)) for n in tree.decision_nodes()
+                                           if int(tree.street[n]) < streets]))  # fmt: skip
+            hot = C.hot_entries(layout)
+            got = np.arange(hot.start, hot.stop) if isinstance(hot, slice) else hot
+            assert isinstance(hot, slice) == (kind == "bucket")
+            assert np.array_equal(got, want) and 0 < got.size < problem.size
 
 
 def test_short20_with_a_card_abstraction_sent_to_the_workers(cluster, tmp_path):
@@ -233,6 +284,8 @@ def test_refusals_are_one_line(cluster, tmp_path, capsys, monkeypatch):
         ([*base, "--algo", "es", "--cluster", cluster, "--workers", "3"], "the Ray cluster has 2 CPUs"),
         ([*base, "--algo", "es", "--cluster", cluster, "--workers", "2", "--threads", "2"], "needs 4"),
         ([*base, "--algo", "es", "--cluster", cluster, "--workers", "0"], "--workers must be"),
+        ([*base, "--algo", "es", "--cluster", cluster, "--workers", "2", "--hot-syncs", "-1"], "--hot-syncs must be"),
+        ([*base, "--algo", "es", "--hot-syncs", "4"], "--hot-syncs needs --cluster"),
     ]
     for argv, expected in cases:
         assert main(argv) == 2, argv

@@ -514,6 +514,7 @@ class TrainingConfig:
             ]
             if k.sync_iterations is None:
                 valued.append(("--sync-seconds", k.sync_seconds, SYNC_SECONDS))
+            valued.append(("--hot-syncs", k.hot_syncs, 0))
         for flag, value, default in valued:
             if value != default:
                 words += [flag, str(value)]
