@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             betting = BETTINGS[name]
             log(f"{name}: Hogwild, 2 threads, {args.seconds:g} s")
             hog = train(ab_dir, betting, args.seconds, Path(tmp) / f"hog.{name}.strategy", cluster=False)
-            log(f"{name}: Ray, 2 workers of 1 thread, {args.seconds:g} s")
+            log(f"{name}: Ray, 2 workers of 1 thread, " + (f"{args.deals:,} deals" if args.deals else f"{args.seconds:g} s"))
             ray_ = train(ab_dir, betting, None if args.deals else args.seconds, Path(tmp) / f"ray.{name}.strategy",
                          cluster=True, iterations=args.deals, hot_syncs=args.hot_syncs)  # fmt: skip
             ratio = ray_["deals_per_s"] / hog["deals_per_s"] if hog["deals_per_s"] else None

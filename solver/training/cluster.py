@@ -50,16 +50,17 @@ hold'em) to a small asynchronous actor (:class:`_HotRows`), which hands every wo
 the round their sum once all have sent theirs; each adds it to the hot rows it started
 the step with. Those rows are then at most a step stale, and they take the sum, as one
 machine's threads would add their samples (at a step's staleness the mean of W
-continuations would move the rows as far as one worker does). At the round's end every worker holds the same hot rows, so
-the driver's mean of the deltas adds their change once. Measured on the shipped betting
-at equal deals against Hogwild: -90 mbb/g without, -56 and -45 with 4 and 10 exchanges a
-5-s round (README).
+continuations would move the rows as far as one worker does). At the round's end every
+worker holds the same hot rows, so the driver's mean of the deltas adds their change
+once. Measured on the shipped betting at equal deals against Hogwild: -90 mbb/g
+without, -56 and -45 with 4 and 10 exchanges a 5-s round (README).
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
 actor, which runs the dead worker's share again: the round loses the time, not the
 share's result (with hot syncs, the whole round: the others wait on the dead worker's
-rows, so the driver frees them and runs the round again). The run says so on its log. The driver's own state is the solver's:
-checkpoints (written atomically by the driver, :mod:`solver.training.checkpoint`) resume
+rows, so the driver frees them and runs the round again). The run says so on its log.
+The driver's own state is the solver's: checkpoints (written atomically by the driver,
+:mod:`solver.training.checkpoint`) resume
 a run whose driver died, as on one machine.
 
 **Identity.** Before it joins, every worker builds the game, the betting tree and the
@@ -134,7 +135,7 @@ class ClusterOptions:
     fixed count of iterations per worker and round (a run then repeats bit for bit with
     one thread a worker, whatever the machines' speed); ``hot_syncs``: times a round the
     workers exchange the deltas of the hot rows (:func:`hot_entries`) through a small
-    actor and take their mean, so that the rows every deal visits go stale for a fraction
+    actor and add their sum, so that the rows every deal visits go stale for a fraction
     of a round (0: only at the round's end)."""
 
     address: str
@@ -190,7 +191,7 @@ def hot_entries(layout: Any) -> slice | np.ndarray:
 
 class _HotRows:
     """A Ray actor (asynchronous) through which a round's workers exchange their hot
-    rows' deltas: each sends its own for a step and gets back the mean of all of them,
+    rows' deltas: each sends its own for a step and gets back the sum of all of them,
     added in worker order, once every worker of the round has sent it; ``abort`` frees
     the workers of a round in which one died (they get None)."""
 
@@ -564,7 +565,7 @@ class _Worker:
         """Run global iterations ``first .. first + count - 1`` from the given tables;
         return their deltas times ``scale`` and what it took. With ``hot`` (a
         :class:`_HotRows` actor) and ``syncs``, the share runs in ``syncs`` steps, after
-        each of which the hot rows take the mean of the ``active`` workers' steps (the
+        each of which the hot rows add the sum of the ``active`` workers' steps (the
         round is then ``{"aborted": True}`` if the actor says another worker died)."""
         s = self.solver
         assert s is not None, "setup first"
@@ -581,8 +582,9 @@ class _Worker:
         else:
             import ray
 
-            sel = self._hot if self._hot is not None else hot_entries(s.layout)
-            self._hot = sel
+            if self._hot is None:
+                self._hot = hot_entries(s.layout)
+            sel = self._hot
             base_r, base_a = s.regrets[sel].copy(), s.avg_sums[sel].copy()
             nodes = 0
             for step, part in enumerate(split_shares(0, count, syncs)):
@@ -780,9 +782,8 @@ class ClusterRunner:
                 replaced[slot] = replaced.get(slot, 0) + 1
                 if replaced[slot] > MAX_REPLACEMENTS:
                     raise ClusterError(f"worker {slot} died {replaced[slot]} times in one round; giving up") from None
-                first, count = shares[slot]
                 why = type(exc).__name__
-                what = f"its {count:,}" if hot is None else f"the round's {n:,}"
+                what = f"its {shares[slot][1]:,}" if hot is None else f"the round's {n:,}"
                 self.say(f"worker {slot} died ({why}); starting a replacement to run {what} iterations again")
                 self.stats.events.append(f"round {self.stats.rounds + 1}: worker {slot} died and was replaced")
                 self.stats.replaced += 1
