@@ -22,7 +22,7 @@ blueprint's (33,008,731). Per betting:
   to the same run at 180 s on the shipped betting).
 
 ``--hot-syncs S`` gives the cluster runs S exchanges of the hot rows a round
-(:func:`solver.training.cluster.hot_entries`), and ``--deals N`` stops them at N deals
+(:func:`solver.training.cluster_deltas.hot_entries`), and ``--deals N`` stops them at N deals
 instead of ``--seconds`` (so that settings compare at one deal count).
 
 Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of

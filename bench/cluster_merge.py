@@ -32,6 +32,7 @@ from solver.evaluation.best_response import exploitability  # noqa: E402
 from solver.problem import make_problem  # noqa: E402
 from solver.strategy import Strategy  # noqa: E402
 from solver.training import cluster as C  # noqa: E402
+from solver.training import cluster_deltas as D  # noqa: E402
 from solver.training.algorithms import make_training_solver, warm_up  # noqa: E402
 from solver.training.dealt import make_training_problem  # noqa: E402
 from solver.training.sampled import SamplingOptions  # noqa: E402
@@ -65,8 +66,8 @@ def merged(part: dict[str, Any], per: int, scale: float, seed: int = 1) -> float
         regrets, avg = driver.regrets.copy(), driver.avg_sums.copy()
         for w, (first, count) in zip(workers, C.split_shares(start, WORKERS * per, WORKERS)):
             dr, da = w.run(regrets, avg, first, count, scale)["deltas"]
-            C.decode_delta(driver.regrets, dr)
-            C.decode_delta(driver.avg_sums, da)
+            D.decode_delta(driver.regrets, dr)
+            D.decode_delta(driver.avg_sums, da)
         driver.iterations += WORKERS * per
     return _expl(part, driver)
 

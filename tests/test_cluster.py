@@ -18,6 +18,8 @@ import pytest
 from agent.cli import main
 from poker.game import load_game
 from solver.training import cluster as C
+from solver.training import cluster_deltas as D
+from solver.training.cluster_identity import cluster_cache
 from solver.training.config import AlgorithmConfig, Budget, CheckpointConfig, TrainingConfig
 from solver.training.run import run_training
 
@@ -175,7 +177,7 @@ def test_hot_entries_are_the_early_streets_in_either_layout():
             layout = TableLayout.build(problem, kind)
             want = np.sort(np.concatenate([layout.node_entries(int(n)) for n in tree.decision_nodes()
                                            if int(tree.street[n]) < streets]))  # fmt: skip
-            hot = C.hot_entries(layout)
+            hot = D.hot_entries(layout)
             got = np.arange(hot.start, hot.stop) if isinstance(hot, slice) else hot
             assert isinstance(hot, slice) == (kind == "bucket")
             assert np.array_equal(got, want) and 0 < got.size < problem.size
@@ -211,7 +213,7 @@ def test_short20_with_a_card_abstraction_sent_to_the_workers(cluster, tmp_path):
     assert min(single) <= expl(run) <= max(single), (expl(run), single)
     assert sum("received" in line and "card abstraction" in line for line in lines) >= 1, lines
     # kept in the machine's cache by content hash, where the next run finds it
-    kept = C._cluster_cache(CardAbstraction.load(ab).content_hash)
+    kept = cluster_cache(CardAbstraction.load(ab).content_hash)
     assert CardAbstraction.load(kept, verify=True).content_hash == CardAbstraction.load(ab).content_hash
     assert any(f"from {kept}" in line for line in lines if "ready on" in line), lines
 
@@ -326,12 +328,12 @@ def test_deltas_round_trip_dense_and_sparse():
         new = old.copy()
         idx = rng.choice(1000, changed, replace=False)
         new[idx] += rng.normal(size=changed).astype(np.float32)
-        delta = C.encode_delta(new, old, 0.5)
+        delta = D.encode_delta(new, old, 0.5)
         assert delta[0] == ("sparse" if changed == 10 else "dense")
         table = old.astype(np.float64)
-        C.decode_delta(table, delta)
+        D.decode_delta(table, delta)
         assert np.allclose(table, old + 0.5 * (new.astype(np.float64) - old), atol=1e-6)
-        assert C.delta_bytes(delta) == (8 * changed if changed == 10 else 4000)
+        assert D.delta_bytes(delta) == (8 * changed if changed == 10 else 4000)
     assert C.split_shares(10, 7, 3) == [(10, 3), (13, 2), (15, 2)]
 
 
@@ -349,13 +351,13 @@ def test_deltas_equal_numpys_arithmetic():
                 want = np.subtract(new, old)
                 want *= scale
                 want = want.astype(np.float32)
-                kind, a, b = C.encode_delta(new, old, scale)
+                kind, a, b = D.encode_delta(new, old, scale)
                 if kind == "sparse":
                     assert np.array_equal(a, np.flatnonzero(want)) and np.array_equal(b, want[a])
                 else:
                     assert np.array_equal(a, want)
     with pytest.raises(ValueError, match="tables differ"):
-        C.encode_delta(np.zeros(3, np.float32), np.zeros(3, np.float64))
+        D.encode_delta(np.zeros(3, np.float32), np.zeros(3, np.float64))
 
 
 def test_an_address_that_does_not_answer_is_refused_at_once():

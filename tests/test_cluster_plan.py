@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.cli import main
-from solver.training import cluster
+from solver.training import cluster, cluster_deltas
 from solver.training.cluster_plan import (
     DELTA_BYTES,
     SYNC_SECONDS,
@@ -65,17 +65,59 @@ def test_float64_tables_and_more_workers():
     json.dumps(doc)
 
 
+def test_hot_syncs_by_hand():
+    """Leduc's hot rows are its first street's 42 entries (14 actions at its six decision
+    nodes x 3 private cards); 4 exchanges a round, 3 workers, float64 tables."""
+    mem = _leduc("es", "float64")
+    cold = cluster_estimate(mem, workers=3)
+    assert cold.hot_worker == cold.hot_actor == cold.hot_bytes_per_round == 0
+    c = cluster_estimate(mem, workers=3, hot_syncs=4, hot_entries=42)
+    # a worker: the step's start in float64, its deltas and the sum in float32
+    assert c.hot_worker == 2 * 42 * (8 + 4 + 4) == 1344
+    assert c.worker_total == cold.worker_total + 1344 and c.driver_total == cold.driver_total
+    # the actor: three workers' deltas and their sum
+    assert c.hot_actor == 4 * 2 * 42 * 4 == 1344
+    # each exchange: every worker's 2 x 42 float32 in and the sum out
+    assert c.hot_bytes_per_round == 4 * 3 * 2 * 2 * 42 * 4 == 8064
+    assert c.bytes_per_round == cold.bytes_per_round  # the driver's link carries none of it
+    assert c.hot_transfer_seconds(1) == pytest.approx(8064 * 8 / 1e9)
+    doc = c.to_dict()
+    assert (doc["hot_syncs"], doc["hot_entries"], doc["hot_bytes_per_round"]) == (4, 42, 8064)
+    assert doc["worker"]["hot_rows_bytes"] == 1344 and doc["hot_actor_bytes"] == 1344
+    with pytest.raises(ValueError, match="hot syncs must be a whole number"):
+        cluster_estimate(mem, workers=3, hot_syncs=-1)
+
+
+def test_tree_counts_the_solvers_hot_rows(capsys):
+    """``pokerbot tree --hot-syncs`` counts the hot rows the workers exchange: the same
+    entries as the solver's table layout (short20's preflop and flop)."""
+    from solver.training.dealt import make_dealt_problem
+    from solver.training.sampled import TableLayout
+
+    layout = TableLayout.build(make_dealt_problem("holdem.nolimit.2p.short20", "1p,cap1"), "bucket")
+    hot = cluster_deltas.hot_entries(layout)
+    argv = ["tree", "holdem.nolimit.2p.short20", "--betting", "1p,cap1", "--algo", "es", "--workers", "2"]
+    assert main([*argv, "--hot-syncs", "10", "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)["cluster"]
+    assert c["hot_entries"] == hot.stop - hot.start > 0 and c["hot_syncs"] == 10
+    assert c["hot_bytes_per_round"] == 10 * 2 * 2 * 2 * c["hot_entries"] * 4
+    assert main([*argv, "--hot-syncs", "10"]) == 0
+    text = capsys.readouterr().out
+    assert f"({c['hot_entries']:,} entries: a step's start, deltas and sum)" in text
+    assert "(10 exchanges, in and out through the actor's link)" in text
+
+
 def test_matches_the_cluster_module():
     """The plan's constants are the cluster's: its default round, and a dense delta's
     4 bytes an entry (a sparse one is smaller)."""
     assert SYNC_SECONDS == cluster.SYNC_SECONDS
     old = np.zeros(LEDUC_ENTRIES, np.float64)
-    dense = cluster.encode_delta(old + 1.0, old)
-    assert dense[0] == "dense" and cluster.delta_bytes(dense) == LEDUC_ENTRIES * DELTA_BYTES
+    dense = cluster_deltas.encode_delta(old + 1.0, old)
+    assert dense[0] == "dense" and cluster_deltas.delta_bytes(dense) == LEDUC_ENTRIES * DELTA_BYTES
     new = old.copy()
     new[: LEDUC_ENTRIES // 2 - 1] = 1.0
-    sparse = cluster.encode_delta(new, old)
-    assert sparse[0] == "sparse" and cluster.delta_bytes(sparse) < LEDUC_ENTRIES * DELTA_BYTES
+    sparse = cluster_deltas.encode_delta(new, old)
+    assert sparse[0] == "sparse" and cluster_deltas.delta_bytes(sparse) < LEDUC_ENTRIES * DELTA_BYTES
 
 
 @pytest.mark.parametrize(
@@ -151,6 +193,8 @@ def test_tree_cli_json(capsys):
         (["--algo", "es", "--workers", "2", "--sync-seconds", "0"], "--sync-seconds 0"),
         (["--algo", "es", "--workers", "2", "--sync-seconds", "-1"], "--sync-seconds -1"),
         (["--algo", "es", "--sync-seconds", "3"], "--sync-seconds applies with --workers"),
+        (["--algo", "es", "--hot-syncs", "3"], "--hot-syncs applies with --workers"),
+        (["--algo", "es", "--workers", "2", "--hot-syncs", "-1"], "--hot-syncs -1: at least 0"),
     ],
 )
 def test_tree_cli_refuses(extra, message, capsys):

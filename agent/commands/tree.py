@@ -12,7 +12,7 @@ from typing import Any
 from poker._sysinfo import available_memory_gib
 from poker.game import Game, load_game
 from solver.chance import lossless_bucket_counts
-from solver.training.cluster_plan import SYNC_SECONDS, cluster_estimate
+from solver.training.cluster_plan import SYNC_SECONDS, cluster_estimate, hot_streets
 from solver.training.memory import (
     ALGORITHMS,
     DTYPES,
@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "worker's memory (a single-machine run plus the round's incoming tables, "
             "outgoing float32 deltas and their encoding), the driver's, the bytes in and "
             "out per round, the network rate over rounds of --sync-seconds and a round's "
-            "transfer time at 1 and 10 Gbit/s. Nothing is enumerated: a full-deck game "
+            "transfer time at 1 and 10 Gbit/s; with --hot-syncs S, also the hot rows' "
+            "exchanges (the preflop and the flop of hold'em, S times a round). Nothing is enumerated: a full-deck game "
             "reports in a second."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -104,6 +105,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="S",
         help=f"--workers: the length of a round, in seconds (default {SYNC_SECONDS:g})",
     )
+    p.add_argument(
+        "--hot-syncs",
+        type=int,
+        metavar="S",
+        help="--workers: the hot rows' exchanges a round, as 'pokerbot train --hot-syncs' (default 0)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -155,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads {args.threads}: at least 1")
     if args.workers is None:
-        if args.sync_seconds is not None:
-            raise UserError("--sync-seconds applies with --workers N")
+        for flag, value in (("--sync-seconds", args.sync_seconds), ("--hot-syncs", args.hot_syncs)):
+            if value is not None:
+                raise UserError(f"{flag} applies with --workers N")
     elif args.algo not in SAMPLED:
         raise UserError(
             f"--workers applies to the sampled algorithms ({', '.join(SAMPLED)}); "
@@ -166,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--workers {args.workers}: at least 1")
     if args.sync_seconds is not None and not 0 < args.sync_seconds < math.inf:
         raise UserError(f"--sync-seconds {args.sync_seconds:g}: a positive number of seconds")
+    if args.hot_syncs is not None and args.hot_syncs < 0:
+        raise UserError(f"--hot-syncs {args.hot_syncs}: at least 0")
     game = load_game(args.game)
     tree = build_tree(game, args.betting)
     est = _estimate(args, game, tree)
@@ -186,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
     cluster = None
     if args.workers is not None:
         sync = SYNC_SECONDS if args.sync_seconds is None else args.sync_seconds
-        cluster = cluster_estimate(est, args.workers, sync)
+        hot = sum(report.entries[: hot_streets(tree.n_streets)])
+        cluster = cluster_estimate(est, args.workers, sync, args.hot_syncs or 0, hot)
     available = available_memory_gib()
     refusal = check_fits(est, available)
     training = {

@@ -45,10 +45,11 @@ mbb/g to two Hogwild threads' stopped at the same deal count (``bench/cluster.py
 README).
 
 **Hot rows.** With ``hot_syncs`` S, a worker runs its share in S steps and after each
-sends the deltas of the hot rows (:func:`hot_entries`: the preflop's and the flop's in
-hold'em) to a small asynchronous actor (:class:`_HotRows`), which hands every worker of
-the round their sum once all have sent theirs; each adds it to the hot rows it started
-the step with. Those rows are then at most a step stale, and they take the sum, as one
+sends the deltas of the hot rows (the preflop's and the flop's in hold'em:
+:func:`~solver.training.cluster_deltas.hot_entries`) to a small asynchronous actor
+(:class:`~solver.training.cluster_deltas.HotRows`), which hands every worker of the round
+their sum once all have sent theirs; each adds it to the hot rows it started the step
+with. Those rows are then at most a step stale, and they take the sum, as one
 machine's threads would add their samples (at a step's staleness the mean of W
 continuations would move the rows as far as one worker does). At the round's end every
 worker holds the same hot rows, so the driver's mean of the deltas adds their change
@@ -76,11 +77,8 @@ Ray (``pip install -e '.[cluster]'``) is imported only when a cluster run starts
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
-import shutil
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -89,10 +87,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from abstraction.cluster import INSTALL_HINT, ClusterError, code_digest, connect, import_ray
 
+from .cluster_deltas import HotRows, decode_delta, delta_bytes, encode_delta, hot_entries
+from .cluster_identity import abstraction_files, cluster_cache, problem_digest, write_abstraction
 from .cluster_plan import SYNC_SECONDS, cluster_estimate
 from .memory import estimate_training_memory, format_bytes
 from .sampled import SampledCFRSolver, SamplingOptions, _splitmix64, seed_streams
@@ -107,9 +106,6 @@ __all__ = [
     "SYNC_SECONDS",
     "WorkerSpec",
     "code_digest",
-    "decode_delta",
-    "encode_delta",
-    "problem_digest",
     "split_shares",
 ]
 
@@ -130,13 +126,14 @@ class ClusterOptions:
     ``address``: ``'local'`` (a Ray instance of this machine, started for the run) or a
     running cluster's address (``HOST:PORT`` of its head, or ``'auto'``); ``workers``:
     worker actors (each with the run's ``--threads`` Hogwild threads and as many CPUs);
-    ``sync_seconds``: the length of a round the driver aims at (the first rounds are short and grow by four
-    times at most, as the single-machine batches do); ``sync_iterations``: instead, a
-    fixed count of iterations per worker and round (a run then repeats bit for bit with
-    one thread a worker, whatever the machines' speed); ``hot_syncs``: times a round the
-    workers exchange the deltas of the hot rows (:func:`hot_entries`) through a small
-    actor and add their sum, so that the rows every deal visits go stale for a fraction
-    of a round (0: only at the round's end)."""
+    ``sync_seconds``: the length of a round the driver aims at (the first rounds are
+    short and grow by four times at most, as the single-machine batches do);
+    ``sync_iterations``: instead, a fixed count of iterations per worker and round (a run
+    then repeats bit for bit with one thread a worker, whatever the machines' speed);
+    ``hot_syncs``: times a round the workers exchange the deltas of the hot rows
+    (:func:`~solver.training.cluster_deltas.hot_entries`) through a small actor and add
+    their sum, so that the rows every deal visits go stale for a fraction of a round (0:
+    only at the round's end)."""
 
     address: str
     workers: int
@@ -171,195 +168,7 @@ class ClusterOptions:
         return out
 
 
-def hot_entries(layout: Any) -> slice | np.ndarray:
-    """The table entries of the *hot* rows of a sampled solver's ``layout``
-    (:class:`~solver.training.sampled.TableLayout`): every row of the streets before the
-    last two (the preflop and the flop of hold'em; the first street of a game of one or
-    two), which nearly every deal visits. A slice where they lead the table (the bucket
-    layout lays streets out in order), else their indices."""
-    problem = layout.problem
-    tree = problem.tree
-    end = max(1, tree.n_streets - 2)
-    if layout.kind == "bucket":
-        stop = int(layout.block_base[end, 0]) if end < tree.n_streets else int(problem.size)
-        return slice(0, stop)
-    nodes = [int(n) for n in tree.decision_nodes() if int(tree.street[n]) < end]
-    if not nodes:
-        return np.zeros(0, dtype=np.int64)
-    return np.sort(np.concatenate([layout.node_entries(n) for n in nodes]))
-
-
-class _HotRows:
-    """A Ray actor (asynchronous) through which a round's workers exchange their hot
-    rows' deltas: each sends its own for a step and gets back the sum of all of them,
-    added in worker order, once every worker of the round has sent it; ``abort`` frees
-    the workers of a round in which one died (they get None)."""
-
-    def __init__(self) -> None:
-        self._steps: dict[tuple[int, int], dict[str, Any]] = {}
-        self._aborted: set[int] = set()
-
-    async def exchange(
-        self, key: tuple[int, int], workers: int, slot: int, regrets: np.ndarray, avg: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        import asyncio
-
-        if key[0] in self._aborted:
-            return None
-        step = self._steps.get(key)
-        if step is None:
-            step = self._steps[key] = {"in": {}, "done": asyncio.Event(), "out": None, "read": 0}
-        step["in"][slot] = (regrets, avg)
-        if len(step["in"]) == workers:
-            order = sorted(step["in"])
-            r = np.array(step["in"][order[0]][0], dtype=np.float32)
-            a = np.array(step["in"][order[0]][1], dtype=np.float32)
-            for k in order[1:]:
-                r += step["in"][k][0]
-                a += step["in"][k][1]
-            step["out"] = (r, a)
-            step["done"].set()
-        await step["done"].wait()
-        out = step["out"]
-        step["read"] += 1
-        if step["read"] == len(step["in"]):
-            self._steps.pop(key, None)
-        return out
-
-    async def abort(self, round_key: int) -> None:
-        self._aborted.add(round_key)
-        for key, step in list(self._steps.items()):
-            if key[0] == round_key:
-                step["out"] = None
-                step["done"].set()
-                self._steps.pop(key, None)
-
-
-# -- identity ------------------------------------------------------------------------
-
-
-def _update(h: Any, value: Any) -> None:
-    """Feed ``value`` (arrays, numbers, strings and the named tuples and dataclasses of
-    the kernels' bundles, recursively) into hash ``h``; anything else by its type name."""
-    if isinstance(value, np.ndarray):
-        a = np.ascontiguousarray(value)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.view(np.uint8).reshape(-1) if a.size else b"")
-    elif isinstance(value, (bool, int, float, str, np.integer, np.floating)):
-        h.update(repr(value).encode())
-    elif isinstance(value, (tuple, list)):
-        h.update(b"(")
-        for v in value:
-            _update(h, v)
-        h.update(b")")
-    elif value is None:
-        h.update(b"None")
-    else:
-        h.update(type(value).__name__.encode())
-
-
-def problem_digest(problem: Any) -> dict[str, str]:
-    """Digests of what a worker's walk depends on: ``game`` (the definition's text),
-    ``tree`` (the betting tree as the kernel reads it, its table size and layout) and
-    ``cards`` (the dealing bundle, bucket tables included, or the listed chance layer)."""
-    out: dict[str, str] = {}
-    game = hashlib.sha256(problem.game.to_text().encode())
-    out["game"] = "sha256:" + game.hexdigest()
-    tree = hashlib.sha256()
-    _update(tree, tuple(problem.ktree))
-    _update(tree, (problem.offset, int(problem.size), problem.tree.betting_spec))
-    out["tree"] = "sha256:" + tree.hexdigest()
-    cards = hashlib.sha256()
-    if problem.cards is not None:
-        _update(cards, tuple(problem.cards))
-    else:
-        _update(cards, tuple(problem.chance.kernel))
-        _update(cards, tuple(int(b) for b in problem.chance.n_buckets))
-    out["cards"] = "sha256:" + cards.hexdigest()
-    return out
-
-
-# -- deltas --------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _count_changed(new: np.ndarray, old: np.ndarray, scale: Any) -> int:
-    """How many entries of ``(new - old) * scale``, as float32, are not zero."""
-    k = 0
-    for i in range(new.size):
-        if np.float32((new[i] - old[i]) * scale) != 0:
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _gather_changed(new: np.ndarray, old: np.ndarray, scale: Any, index: np.ndarray, value: np.ndarray) -> None:
-    """The nonzero entries of ``(new - old) * scale`` as float32: their positions into
-    ``index`` and their values into ``value`` (both sized by :func:`_count_changed`)."""
-    k = 0
-    for i in range(new.size):
-        v = np.float32((new[i] - old[i]) * scale)
-        if v != 0:
-            index[k] = i
-            value[k] = v
-            k += 1
-
-
-@njit(cache=True)
-def _dense_changed(new: np.ndarray, old: np.ndarray, scale: Any, out: np.ndarray) -> None:
-    """``(new - old) * scale`` as float32 into ``out``."""
-    for i in range(new.size):
-        out[i] = np.float32((new[i] - old[i]) * scale)
-
-
-def encode_delta(new: np.ndarray, old: np.ndarray, scale: float = 1.0) -> tuple[str, Any, Any]:
-    """What ``new`` gained over ``old``, times ``scale``, as float32: ``("dense", values,
-    None)``, or ``("sparse", indices, values)`` where that is smaller (fewer than half
-    the entries changed: 8 bytes a changed entry against 4 an entry).
-
-    Two passes over both tables, counting then writing, with no temporary the size of
-    the table: on the full deck's shipped betting (33 M entries) numpy's subtract, scale,
-    nonzero and gather took 0.34 to 0.69 s a table, a round's largest cost after the
-    kernel. The difference is taken in the tables' own dtype (a float32 cast first would
-    cancel digits) and scaled in it, as numpy's in-place product would."""
-    if new.shape != old.shape or new.dtype != old.dtype:
-        raise ValueError(f"tables differ: {new.dtype}{new.shape} against {old.dtype}{old.shape}")
-    a, b = new.reshape(-1), old.reshape(-1)
-    s = new.dtype.type(scale)
-    changed = _count_changed(a, b, s)
-    if 2 * changed < a.size:
-        index = np.empty(changed, np.int32 if a.size < (1 << 31) else np.int64)
-        value = np.empty(changed, np.float32)
-        _gather_changed(a, b, s, index, value)
-        return "sparse", index, value
-    out = np.empty(a.size, np.float32)
-    _dense_changed(a, b, s, out)
-    return "dense", out.reshape(new.shape), None
-
-
-@njit(cache=True)
-def _scatter_add(table: np.ndarray, index: np.ndarray, value: np.ndarray) -> None:
-    """``table[index] += value`` for distinct indices, in the table's dtype (numpy's
-    fancy-indexed add does the same arithmetic four times slower: the driver adds every
-    worker's deltas while the workers wait)."""
-    for k in range(index.size):
-        table[index[k]] += value[k]
-
-
-def decode_delta(table: np.ndarray, delta: tuple[str, Any, Any]) -> None:
-    """Add an :func:`encode_delta` result to ``table`` in place."""
-    kind, a, b = delta
-    if kind == "dense":
-        table += a.reshape(table.shape)
-    elif kind == "sparse":
-        _scatter_add(table.reshape(-1), a, b)
-    else:
-        raise ClusterError(f"unknown delta encoding {kind!r}")
-
-
-def delta_bytes(delta: tuple[str, Any, Any]) -> int:
-    """Bytes an encoded delta occupies (what it moves over the network)."""
-    return sum(int(x.nbytes) for x in delta[1:] if x is not None)
+# -- shares --------------------------------------------------------------------------
 
 
 def split_shares(start: int, n: int, workers: int) -> list[tuple[int, int]]:
@@ -430,47 +239,6 @@ class WorkerSpec:
     digests: Mapping[str, str]
 
 
-def _abstraction_files(directory: Path) -> list[str]:
-    """The files of a built abstraction directory a worker needs: meta.json last."""
-    meta = json.loads((directory / "meta.json").read_text())
-    names: list[str] = []
-    for street in meta.get("streets", []):
-        for name in street.get("files", {}).values():
-            if name not in names:
-                names.append(str(name))
-    return [*names, "meta.json"]
-
-
-def _cluster_cache(content_hash: str) -> Path:
-    from abstraction.table_cache import cache_root
-
-    return cache_root() / "cluster" / content_hash.split(":", 1)[-1][:32]
-
-
-def _write_abstraction(target: Path, files: Mapping[str, bytes]) -> None:
-    """Write an abstraction's files into ``target`` atomically (a partial folder renamed)."""
-    partial = target.with_name(target.name + f".partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    for name, data in files.items():
-        if "/" in name or name.startswith("."):
-            raise ClusterError(f"abstraction file name {name!r} is not a plain file name")
-        with open(partial / name, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    if (target / "meta.json").is_file():  # another worker of this machine was first
-        shutil.rmtree(partial, ignore_errors=True)
-        return
-    shutil.rmtree(target, ignore_errors=True)  # an incomplete copy
-    try:
-        os.replace(partial, target)
-    except OSError:
-        shutil.rmtree(partial, ignore_errors=True)
-        if not (target / "meta.json").is_file():
-            raise
-
-
 class _Worker:
     """One worker's solver (a Ray actor: see :class:`ClusterRunner`)."""
 
@@ -485,7 +253,7 @@ class _Worker:
         ab = self.spec.abstraction
         if ab is None:
             return False
-        d = _cluster_cache(str(ab["content_hash"]))
+        d = cluster_cache(str(ab["content_hash"]))
         return not (d / "meta.json").is_file()
 
     def receive_abstraction(self, files: Mapping[str, bytes]) -> str:
@@ -493,7 +261,7 @@ class _Worker:
         ab = self.spec.abstraction
         assert ab is not None
         t0 = time.perf_counter()
-        _write_abstraction(_cluster_cache(str(ab["content_hash"])), files)
+        write_abstraction(cluster_cache(str(ab["content_hash"])), files)
         size = sum(len(v) for v in files.values())
         took = time.perf_counter() - t0
         return f"received {format_bytes(size)} of card abstraction from the driver in {took:.2f} s"
@@ -520,7 +288,7 @@ class _Worker:
         note = "lossless buckets"
         if spec.abstraction is not None:
             want = str(spec.abstraction["content_hash"])
-            d = _cluster_cache(want)
+            d = cluster_cache(want)
             if not (d / "meta.json").is_file():
                 return {"ok": False, "why": f"{where} has no copy of the card abstraction {want[:19]}"}
             try:
@@ -564,8 +332,8 @@ class _Worker:
     ) -> dict[str, Any]:  # fmt: skip
         """Run global iterations ``first .. first + count - 1`` from the given tables;
         return their deltas times ``scale`` and what it took. With ``hot`` (a
-        :class:`_HotRows` actor) and ``syncs``, the share runs in ``syncs`` steps, after
-        each of which the hot rows add the sum of the ``active`` workers' steps (the
+        :class:`~solver.training.cluster_deltas.HotRows` actor) and ``syncs``, the share
+        runs in ``syncs`` steps, after each of which the hot rows add the sum of the ``active`` workers' steps (the
         round is then ``{"aborted": True}`` if the actor says another worker died)."""
         s = self.solver
         assert s is not None, "setup first"
@@ -700,7 +468,7 @@ class ClusterRunner:
             d = self.abstraction_dir
             if d is None:
                 raise ClusterError("a worker needs the card abstraction, but the driver has no directory to send")
-            files = {name: (d / name).read_bytes() for name in _abstraction_files(d)}
+            files = {name: (d / name).read_bytes() for name in abstraction_files(d)}
             self._files_ref = self.ray.put(files)
         return self._files_ref
 
@@ -757,7 +525,7 @@ class ClusterRunner:
         scale = 1.0 / active
         syncs = self.options.hot_syncs
         if syncs and self._hot_actor is None:
-            self._hot_actor = ray.remote(_HotRows).options(num_cpus=0).remote()
+            self._hot_actor = ray.remote(HotRows).options(num_cpus=0).remote()
         hot = self._hot_actor if syncs else None
 
         def launch(slot: int) -> Any:

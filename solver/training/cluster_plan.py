@@ -19,7 +19,13 @@ case: dense deltas, and one node per worker (each worker's node fetches the tabl
   (``workers x 2 x entries x dtype`` out) and the deltas back (``workers x 2 x entries x
   4`` in), all through the driver's link. Over rounds of ``sync_seconds`` that is a rate
   the driver's link must carry; :meth:`ClusterEstimate.transfer_seconds` is what a round's
-  bytes take at a given link speed, time the round spends waiting instead of solving.
+  bytes take at a given link speed, time the round spends waiting instead of solving;
+* **hot syncs** (``hot_syncs`` S, with the ``hot_entries`` of :func:`hot_streets`): S
+  times a round every worker sends the hot rows' deltas of both tables (``2 x hot x 4``
+  bytes) to a small actor and gets their sum back, so the actor's link carries ``16 x S x
+  workers x hot`` bytes a round; the actor holds every worker's deltas and their sum
+  (``(workers + 1) x 2 x hot x 4``), and a worker the hot rows at the step's start, its
+  step's deltas and the sum (``2 x hot x (dtype + 8)``).
 
 Nothing here imports Ray or the kernels: it is arithmetic on a
 :class:`~solver.training.memory.MemoryEstimate`.
@@ -40,6 +46,7 @@ __all__ = [
     "ClusterEstimate",
     "cluster_estimate",
     "format_seconds",
+    "hot_streets",
 ]
 
 #: The default length of a cluster run's round, in seconds.
@@ -48,6 +55,13 @@ SYNC_SECONDS = 5.0
 DELTA_BYTES = 4
 #: The link speeds, in Gbit/s, a round's transfer is timed at.
 LINKS_GBIT = (1.0, 10.0)
+
+
+def hot_streets(n_streets: int) -> int:
+    """The hot rows' streets of a game of ``n_streets`` betting rounds: ``0 ..
+    hot_streets(n) - 1``, every street before the last two (the preflop and the flop of
+    hold'em) and at least the first, the rows nearly every deal visits."""
+    return max(1, n_streets - 2)
 
 
 def format_seconds(seconds: float) -> str:
@@ -80,11 +94,31 @@ class ClusterEstimate:
     gathered_deltas: int  # the driver: every worker's deltas
     bytes_out: int  # a round: the tables to every worker node
     bytes_in: int  # a round: every worker's deltas
+    hot_entries: int = 0  # entries of the hot rows (hot_streets)
+    hot_syncs: int = 0  # hot-row exchanges a round
+
+    @property
+    def hot_worker(self) -> int:
+        """A worker's memory for the hot-row exchanges (0 without)."""
+        if not self.hot_syncs:
+            return 0
+        return 2 * self.hot_entries * (DTYPES[self.memory.dtype] + 2 * DELTA_BYTES)
+
+    @property
+    def hot_actor(self) -> int:
+        """The hot-row actor's memory: every worker's step deltas and their sum."""
+        return (self.workers + 1) * 2 * self.hot_entries * DELTA_BYTES if self.hot_syncs else 0
+
+    @property
+    def hot_bytes_per_round(self) -> int:
+        """Bytes through the hot-row actor's link each round: each worker's deltas in and
+        the sum out, ``hot_syncs`` times."""
+        return self.hot_syncs * self.workers * 2 * (2 * self.hot_entries * DELTA_BYTES)
 
     @property
     def worker_total(self) -> int:
         """A worker's memory during a round."""
-        return self.single_machine + self.incoming_tables + self.outgoing_deltas
+        return self.single_machine + self.incoming_tables + self.outgoing_deltas + self.hot_worker
 
     @property
     def driver_total(self) -> int:
@@ -115,6 +149,11 @@ class ClusterEstimate:
         """Seconds a round's bytes take on a link of ``gbit`` Gbit/s."""
         return self.bytes_per_round * 8 / (gbit * 1e9)
 
+    def hot_transfer_seconds(self, gbit: float) -> float:
+        """Seconds a round's hot-row exchanges take on the actor's link of ``gbit`` Gbit/s
+        (bandwidth only: each exchange also waits on the slowest worker and a round trip)."""
+        return self.hot_bytes_per_round * 8 / (gbit * 1e9)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for ``--json``): the settings, every part in bytes, the totals and
         the network figures (``transfer_seconds`` keyed by link speed in Gbit/s)."""
@@ -130,6 +169,7 @@ class ClusterEstimate:
                 "single_machine_bytes": self.single_machine,
                 "incoming_tables_bytes": self.incoming_tables,
                 "outgoing_deltas_bytes": self.outgoing_deltas,
+                "hot_rows_bytes": self.hot_worker,
                 "total_bytes": self.worker_total,
             },
             "driver": {
@@ -145,6 +185,11 @@ class ClusterEstimate:
             "megabytes_per_second": self.megabytes_per_second,
             "gigabits_per_second": self.gigabits_per_second,
             "transfer_seconds": {f"{g:g}": self.transfer_seconds(g) for g in LINKS_GBIT},
+            "hot_syncs": self.hot_syncs,
+            "hot_entries": self.hot_entries,
+            "hot_actor_bytes": self.hot_actor,
+            "hot_bytes_per_round": self.hot_bytes_per_round,
+            "hot_transfer_seconds": {f"{g:g}": self.hot_transfer_seconds(g) for g in LINKS_GBIT},
         }
 
     def lines(self) -> list[str]:
@@ -156,6 +201,11 @@ class ClusterEstimate:
             ("worker: as one machine", self.single_machine, f"{m.algorithm}, {m.dtype}, {threads}: the total above"),
             ("worker: tables in", self.incoming_tables, "both tables, in its node's object store"),
             ("worker: deltas out", self.outgoing_deltas, "both tables' deltas, dense float32"),
+            *(
+                [("worker: hot rows", self.hot_worker, f"{self.hot_entries:,} entries: a step's start, deltas and sum")]
+                if self.hot_syncs
+                else []
+            ),
             ("worker total", self.worker_total, ""),
             ("driver total", self.driver_total,
              f"as one machine, + put tables {format_bytes(self.put_tables)}, "
@@ -183,15 +233,35 @@ class ClusterEstimate:
                 else f"{share:.3g} x a {self.sync_seconds:g} s round: the network sets the pace"
             )
             out.append(f"  {f'a round at {g:g} Gbit/s':<22} {format_seconds(t):>11}  ({when})")
+        if self.hot_syncs:
+            out.append(
+                f"  {'hot-row actor':<22} {format_bytes(self.hot_actor):>11}  ({n} x a step's deltas and their sum)"
+            )
+            out.append(
+                f"  {'hot rows a round':<22} {format_bytes(self.hot_bytes_per_round):>11}  "
+                f"({self.hot_syncs} exchanges, in and out through the actor's link)"
+            )
+            for g in LINKS_GBIT:
+                t = self.hot_transfer_seconds(g)
+                out.append(
+                    f"  {f'hot rows at {g:g} Gbit/s':<22} {format_seconds(t):>11}  "
+                    f"({100 * t / self.sync_seconds:.2g}% of a {self.sync_seconds:g} s round, "
+                    "plus a round trip an exchange)"
+                )
         return out
 
 
 def cluster_estimate(
-    memory: MemoryEstimate, workers: int, sync_seconds: float = SYNC_SECONDS
+    memory: MemoryEstimate,
+    workers: int,
+    sync_seconds: float = SYNC_SECONDS,
+    hot_syncs: int = 0,
+    hot_entries: int = 0,
 ) -> ClusterEstimate:
     """The worst-case memory and traffic of a cluster run of ``workers`` workers and
     rounds of ``sync_seconds``, each worker holding what ``memory`` (a single-machine
-    estimate of a sampled algorithm, with the workers' threads and dtype) holds.
+    estimate of a sampled algorithm, with the workers' threads and dtype) holds, and
+    exchanging ``hot_entries`` entries (:func:`hot_streets`) ``hot_syncs`` times a round.
 
     Raises ``ValueError`` (one line) if ``memory`` is not of a sampled algorithm, or
     ``workers`` is not a whole number of at least 1, or ``sync_seconds`` not a finite
@@ -209,6 +279,9 @@ def cluster_estimate(
         or not 0 < sync_seconds < math.inf
     ):
         raise ValueError(f"sync seconds must be a positive number, not {sync_seconds!r}")
+    for name, value in (("hot syncs", hot_syncs), ("hot entries", hot_entries)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a whole number of at least 0, not {value!r}")
     entries, width = memory.entries, DTYPES[memory.dtype]
     tables = 2 * entries * width
     deltas = 2 * entries * DELTA_BYTES
@@ -223,4 +296,6 @@ def cluster_estimate(
         gathered_deltas=workers * deltas,
         bytes_out=workers * tables,
         bytes_in=workers * deltas,
+        hot_entries=hot_entries,
+        hot_syncs=hot_syncs,
     )
