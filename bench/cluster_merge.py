@@ -12,9 +12,13 @@ iterations. Exact exploitability in mbb/g.
 * ``short20``: ``holdem.nolimit.2p.short20``, lossless, ``1p,cap1``, float32, 10 M
   iterations, rounds of 250,000 a worker, seed 1; one machine, seeds 1 and 2 (about 4
   minutes on the 2-vCPU VM).
+* ``leduc_seeds``: what staleness costs at equal iterations, past one seed's noise:
+  Leduc, 60,000 iterations, the mean only, rounds of 5, 10, 25 and 150 iterations a
+  worker, seeds 1 to 12 each and one machine's seeds 1 to 12: per setting the seeds'
+  mean, its standard error, their least and greatest (about 2 minutes).
 
 Prints one JSON object as its last line. Usage: ``python bench/cluster_merge.py [--parts
-leduc short20]``
+leduc short20 leduc_seeds]``
 """
 
 from __future__ import annotations
@@ -43,7 +47,18 @@ PARTS = {
               "rounds": [100, 1_000, 10_000], "seeds": [1, 2, 3]},
     "short20": {"game": "holdem.nolimit.2p.short20", "betting": "1p,cap1", "dtype": "float32",
                 "total": 10_000_000, "rounds": [250_000], "seeds": [1, 2]},
+    "leduc_seeds": {"game": "leduc.limit.2p", "betting": None, "dtype": "float64", "total": 60_000,
+                    "rounds": [5, 10, 25, 150], "seeds": list(range(1, 13))},
 }
+
+
+def _spread(values: list[float]) -> dict[str, Any]:
+    """The seeds' figures, their mean, its standard error, least and greatest."""
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return {"mbb": [round(v, 2) for v in values], "mean": round(mean, 2),
+            "stderr": round((var / n) ** 0.5, 2), "min": round(min(values), 2), "max": round(max(values), 2)}  # fmt: skip
 
 
 def _expl(part: dict[str, Any], solver: Any) -> float:
@@ -81,7 +96,7 @@ def one_machine(part: dict[str, Any], seed: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=sorted(PARTS))
+    ap.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=["leduc", "short20"])
     args = ap.parse_args(argv)
     warm_up("es", SamplingOptions(dtype="float32"))
     warm_up("es", SamplingOptions(dtype="float64"))
@@ -90,6 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         part = PARTS[name]
         t0 = time.perf_counter()
         rows = []
+        if name == "leduc_seeds":
+            for per in part["rounds"]:
+                values = [merged(part, per, 1.0 / WORKERS, seed=s) for s in part["seeds"]]
+                rows.append({"per_worker_round": per, "mean_merge": _spread(values)})
+            single = _spread([one_machine(part, s) for s in part["seeds"]])
+            doc[name] = {"game": part["game"], "iterations": part["total"], "rounds": rows,
+                         "one_machine": single, "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+            print(json.dumps({name: doc[name]}), file=sys.stderr, flush=True)
+            continue
         for per in part["rounds"]:
             rows.append({
                 "per_worker_round": per,

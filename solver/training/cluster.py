@@ -25,24 +25,23 @@ of iterations to a :class:`ClusterRunner` instead of its own threads. A batch is
    the driver between rounds, at the same global iteration counts as on one machine: the
    solver's :meth:`iterate` ends rounds at its batch boundaries.
 
-**Why the mean of the deltas, not their sum.** Every worker starts a round from the same
-tables. Where an information set is visited many times a round (the preflop's, on any
-game; every one on Leduc), each worker's copy walks its own way from there, and adding
-the W walks moves that row W times as far as one machine would from a point up to a
-round old: regret matching then overshoots and oscillates. Measured with two workers,
-external sampling (``bench/cluster_merge.py``): on Leduc at 400,000 iterations, the sum gave 25, 51 and 199 mbb/g
-with 100, 1,000 and 10,000 iterations a worker and round, the mean 16.7, 21.3 and 15.7
-(one machine, seeds 1 to 3: 13.7 to 15.1); on 20-card hold'em (lossless, ``1p,cap1``)
-at 10 M iterations and 250,000 a worker and round, the sum 1,298, the mean 1,182 (one
-machine: 1,139 and 1,154). The mean is the average of W continuations of the same
-trajectory where rows are hot (the iterative parameter mixing of McDonald, Hall & Mann
-2010, "Distributed training strategies for the structured perceptron"), and changes
-nothing where they are rare: a row one worker visits keeps every sample at the same
-weight 1/W, and regret matching and the average strategy are the same for any uniform
-scale of a row. Its price is on the hot rows, which W workers advance about as fast as
-one: on the full deck's shipped betting, after 180 s, two workers' strategy lost 90
-mbb/g to two Hogwild threads' stopped at the same deal count (``bench/cluster.py``,
-README).
+**Why the mean of the deltas, not their sum.** Regret matching and the average strategy
+are the same for any uniform scale of a row, so between rounds the mean adds what the sum
+adds (every sample at weight 1/W instead of 1). They differ inside a round, in the copy a
+worker samples against: with the sum it holds the worker's own progress but none of the
+others' (up to a round stale); with the mean its own progress counts W times against the
+scaled history, standing in for the others' where a row is hot (the W workers' samples of
+it are alike), and where a worker visits a row once a round nothing changes. Measured
+with two workers, external sampling (``bench/cluster_merge.py``): on Leduc at 400,000
+iterations, the sum gave 25, 51 and 199 mbb/g with 100, 1,000 and 10,000 iterations a
+worker and round, the mean 16.7, 21.3 and 15.7 (one machine, seeds 1 to 3: 13.7 to
+15.1); on 20-card hold'em (lossless, ``1p,cap1``) at 10 M iterations and 250,000 a worker
+and round, the sum 1,298, the mean 1,182 (one machine: 1,139 and 1,154). What the mean
+leaves is staleness, and it grows with the round: on Leduc at 60,000 iterations, over
+seeds 1 to 12, rounds of 5, 10, 25 and 150 iterations a worker gave 43.8, 45.7, 46.6 and
+48.5 mbb/g on average (standard errors 1 to 1.7) against one machine's 41.6 (1.0). On
+the full deck's shipped betting, after 180 s, two workers' strategy lost 90 mbb/g to two
+Hogwild threads' stopped at the same deal count (``bench/cluster.py``, README).
 
 **Hot rows.** With ``hot_syncs`` S, a worker runs its share in S steps and after each
 sends the deltas of the hot rows (the preflop's and the flop's in hold'em:
@@ -50,10 +49,9 @@ sends the deltas of the hot rows (the preflop's and the flop's in hold'em:
 (:class:`~solver.training.cluster_deltas.HotRows`), which hands every worker of the round
 their sum once all have sent theirs; each adds it to the hot rows it started the step
 with. Those rows are then at most a step stale, and they take the sum, as one
-machine's threads would add their samples (at a step's staleness the mean of W
-continuations would move the rows as far as one worker does). At the round's end every
-worker holds the same hot rows, so the driver's mean of the deltas adds their change
-once. Measured on the shipped betting at equal deals against Hogwild: -90 mbb/g
+machine's threads would add their samples (a fixed set of rows, so each keeps one scale).
+At the round's end every worker holds the same hot rows, so the driver's mean of the
+deltas adds their change once. Measured on the shipped betting at equal deals against Hogwild: -90 mbb/g
 without, -56 and -45 with 4 and 10 exchanges a 5-s round (README).
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
