@@ -72,6 +72,8 @@ def abstraction_files(directory: Path) -> list[str]:
 
 
 def cluster_cache(content_hash: str) -> Path:
+    """Where a worker's machine keeps the card abstraction of ``content_hash``:
+    ``<cache root>/cluster/<the hash's first 32 hex digits>``."""
     from abstraction.table_cache import cache_root
 
     return cache_root() / "cluster" / content_hash.split(":", 1)[-1][:32]
