@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "outgoing float32 deltas and their encoding), the driver's, the bytes in and "
             "out per round, the network rate over rounds of --sync-seconds and a round's "
             "transfer time at 1 and 10 Gbit/s; with --hot-syncs S, also the hot rows' "
-            "exchanges (the preflop and the flop of hold'em, S times a round). Nothing is enumerated: a full-deck game "
-            "reports in a second."
+            "exchanges (the preflop and the flop of hold'em, S times a round). Nothing is "
+            "enumerated: a full-deck game reports in a second."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(

@@ -46,13 +46,14 @@ Hogwild threads' stopped at the same deal count (``bench/cluster.py``, README).
 **Hot rows.** With ``hot_syncs`` S, a worker runs its share in S steps and after each
 sends the deltas of the hot rows (the preflop's and the flop's in hold'em:
 :func:`~solver.training.cluster_deltas.hot_entries`) to a small asynchronous actor
-(:class:`~solver.training.cluster_deltas.HotRows`), which hands every worker of the round
-their sum once all have sent theirs; each adds it to the hot rows it started the step
-with. Those rows are then at most a step stale, and they take the sum, as one
-machine's threads would add their samples (a fixed set of rows, so each keeps one scale).
-At the round's end every worker holds the same hot rows, so the driver's mean of the
-deltas adds their change once. Measured on the shipped betting at equal deals against Hogwild: -90 mbb/g
-without, -56 and -45 with 4 and 10 exchanges a 5-s round (README).
+(:class:`~solver.training.cluster_deltas.HotRows`), which hands every worker of the
+round their sum once all have sent theirs; each adds it to the hot rows it started the
+step with. Those rows are then at most a step stale, and they take the sum, as one
+machine's threads would add their samples (a fixed set of rows, so each keeps one
+scale). At the round's end every worker holds the same hot rows, so the driver's mean of
+the deltas adds their change once. Measured on the shipped betting at equal deals
+against Hogwild: -90 mbb/g without, -56 and -45 with 4 and 10 exchanges a 5-s round
+(README).
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
 actor, which runs the dead worker's share again: the round loses the time, not the
@@ -331,8 +332,9 @@ class _Worker:
         """Run global iterations ``first .. first + count - 1`` from the given tables;
         return their deltas times ``scale`` and what it took. With ``hot`` (a
         :class:`~solver.training.cluster_deltas.HotRows` actor) and ``syncs``, the share
-        runs in ``syncs`` steps, after each of which the hot rows add the sum of the ``active`` workers' steps (the
-        round is then ``{"aborted": True}`` if the actor says another worker died)."""
+        runs in ``syncs`` steps, after each of which the hot rows add the sum of the
+        ``active`` workers' steps (the round is then ``{"aborted": True}`` if the actor
+        says another worker died)."""
         s = self.solver
         assert s is not None, "setup first"
         np.copyto(s.regrets, regrets, casting="same_kind")
