@@ -312,11 +312,12 @@ class TableBars(StageBars):
 
 
 def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | None = None,
-                  quiet: bool = False) -> Bot:
+                  quiet: bool = False, deal_period: int | None = None) -> Bot:
     """What plays ``spec``: a new bot (seeded by ``seed``), or the strategy player of the
-    file (:class:`StrategyPlayer`, keyed by ``seed``, default 0) with the file opened once
-    and its bucket tables attached (a build, where ``"auto"`` needs one, shows progress
-    bars on stderr unless ``quiet``).
+    file (:class:`StrategyPlayer`, keyed by ``seed``, default 0, and in a duplicate match
+    by the hand's number within its pass of ``deal_period`` hands; bots ignore it) with
+    the file opened once and its bucket tables attached (a build, where ``"auto"`` needs
+    one, shows progress bars on stderr unless ``quiet``).
 
     ``game``: a strategy file for another game is refused; None takes the file's own
     (``player.strategy.game``). Raises ``ValueError`` with one line:
@@ -334,4 +335,5 @@ def open_for_play(spec: PlayerSpec, game: Game | None = None, *, seed: int | Non
     finally:
         bars.close()
     options = spec.resolve.options() if spec.resolve is not None else None
-    return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify, resolve=options)
+    return StrategyPlayer(sf, seed=seed or 0, mapping=spec.mapping, purify=spec.purify, resolve=options,
+                          deal_period=deal_period)

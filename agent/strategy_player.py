@@ -7,9 +7,12 @@ ones it chose and each opponent action mapped by the randomized pseudo-harmonic
 translation; the answer is drawn from the blueprint's probabilities for the bucket of
 its cards and made a legal real action from the real pot. Random choices are keyed by
 the player's seed, the hand number and the action's place in the hand, so a match with
-the same seeds replays exactly. The player counts how its hands went through the tree
-and every own action that had to be repaired to be legal in the real game
-(:class:`solver.play.policy.TranslationCounts`).
+the same seeds replays exactly. In a duplicate match (``deal_period``: the hands of a
+pass) the key is the hand's number within its pass, so that two players of the same
+seed draw alike on the same deal in the same seat: common random numbers, which cancel
+the draws' luck between the passes wherever the players play alike. The player counts
+how its hands went through the tree and every own action that had to be repaired to be
+legal in the real game (:class:`solver.play.policy.TranslationCounts`).
 
 A player is opened from its spec by :func:`agent.players.open_for_play`.
 """
@@ -38,9 +41,12 @@ class StrategyPlayer:
 
     ``seed``: keys every random choice (translation and action sampling); ``mapping``:
     the translation (:data:`abstraction.translation.MAPPINGS`); ``purify``: drop actions
-    below this probability and renormalize. :attr:`policy` is the translated policy it
-    plays (:func:`solver.play.player.translated`), the very one an evaluation of this
-    player must use.
+    below this probability and renormalize; ``deal_period``: in a duplicate match whose
+    passes are this many hands (pass k numbers its hands ``k * deal_period + h``, as
+    :class:`agent.protocol.dealer_state.DealerMatch` does), choices are keyed by ``h``
+    instead of the hand number, the same deal's in every pass. :attr:`policy` is the
+    translated policy it plays (:func:`solver.play.player.translated`), the very one an
+    evaluation of this player must use.
     """
 
     def __init__(
@@ -51,32 +57,38 @@ class StrategyPlayer:
         mapping: str = "pseudo_harmonic",
         purify: float = 0.0,
         resolve: ResolveOptions | None = None,
+        deal_period: int | None = None,
     ) -> None:
+        if deal_period is not None and deal_period < 1:
+            raise ValueError(f"the deal period must be a positive number of hands, not {deal_period}")
         self.strategy = strategy
         self.policy = translated(strategy, mapping, purify)
         self.seed = int(seed)
         self.counts = TranslationCounts()
         self.hands = 0
         self.resolve = resolve
+        self.deal_period = deal_period
         self.resolve_counts: ResolveCounts | None = None
         self._walk: HandWalk | ResolvingWalk | None = None
+        self._walk_of: tuple[int, int] | None = None  # (hand number, position) of the walk
         self._probs: Any = None  # the last decision's abstract distribution (None: fallback)
 
     def act(self, match_state: MatchState) -> Action:
         """The action for ``match_state`` (this player to act)."""
         walk = self._walk
-        if walk is None or walk.hand != match_state.hand_number or walk.position != match_state.position:
+        hand = match_state.hand_number
+        if walk is None or self._walk_of != (hand, match_state.position):
+            self._walk_of = (hand, match_state.position)
+            key = hand if self.deal_period is None else hand % self.deal_period
             if self.resolve is None:
-                walk = self._walk = HandWalk(
-                    self.policy, match_state.position, self.seed, match_state.hand_number, counts=self.counts
-                )
+                walk = self._walk = HandWalk(self.policy, match_state.position, self.seed, key, counts=self.counts)
             else:
                 from solver.resolve.player import ResolveCounts, ResolvingWalk
 
                 if self.resolve_counts is None:
                     self.resolve_counts = ResolveCounts()
                 walk = self._walk = ResolvingWalk(self.policy, match_state.position, self.seed,
-                                                  match_state.hand_number, self.resolve, counts=self.counts,
+                                                  key, self.resolve, counts=self.counts,
                                                   resolve_counts=self.resolve_counts)
             self.hands += 1
         action, self._probs = walk.decide(match_state.state, match_state.hole, match_state.board)

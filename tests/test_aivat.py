@@ -22,7 +22,7 @@ from poker.state import State
 from poker.evaluator import evaluate
 from solver.evaluation._matchup import matchup_equity
 from solver.evaluation.aivat import (VALUE_FUNCTIONS, AivatResult, CheckdownValue, MatchupValue, aivat,
-                                      known_player_name, zero_value)
+                                      known_player_name, strategy_ranges, zero_value)
 from solver.training.algorithms import solve
 from solver.evaluation.head_to_head import head_to_head
 from solver.play.player import translated
@@ -60,15 +60,17 @@ def _log(setup: dict, i: int) -> MatchLog:
     return parsed[i]
 
 
-def _one(setup: dict, which: str, i: int, value=VALUE_FUNCTIONS[0]) -> AivatResult:
+def _one(setup: dict, which: str, i: int, value=VALUE_FUNCTIONS[0], *, known: bool = False) -> AivatResult:
     """AIVAT of player ``which`` over the hands of ``setup["logs"][i]``, computed once per
-    module: several tests read the same estimate (``value`` defaults as aivat's does)."""
-    key = (which, i, value)
+    module: several tests read the same estimate (``value`` defaults as aivat's does;
+    ``known``: the other player's strategy is known too)."""
+    key = (which, i, value, known)
     if key not in setup.setdefault("one", {}):
         strategy = setup[which]
         log = _log(setup, i)
         name = known_player_name(log, Path(strategy.source).stem)
-        setup["one"][key] = aivat(translated(strategy), log, name, value=value)
+        other = strategy_ranges(translated(setup["b" if which == "a" else "a"])) if known else None
+        setup["one"][key] = aivat(translated(strategy), log, name, value=value, opponent_range=other)
     return setup["one"][key]
 
 
@@ -91,6 +93,27 @@ def test_unbiased_and_lower_variance(setup, which, sign, value):
     sd = max(r.decision_correction_sd for r in results)
     assert abs(dec.mean()) <= 3.0 * sd / math.sqrt(len(av))
     assert sum(r.decisions for r in results) > len(av)
+
+
+@pytest.mark.parametrize("which, sign", [("a", 1.0), ("b", -1.0)])
+def test_a_known_opponent_is_corrected_too(setup, which, sign):
+    """Both strategies known: every decision of the opponent is corrected as well. Still
+    unbiased (the exact head-to-head within the interval, the new corrections of mean
+    zero), and the variance lower than with the opponent unknown, on the same hands."""
+    both = [_one(setup, which, i, known=True) for i in range(len(SEEDS))]
+    one = [_one(setup, which, i) for i in range(len(SEEDS))]
+    av = np.concatenate([r.aivat_values for r in both])
+    half = 1.96 * av.std(ddof=1) / math.sqrt(len(av))
+    assert abs(av.mean() - sign * setup["exact"]) <= half, (av.mean(), sign * setup["exact"], half)
+    assert av.std(ddof=1) < np.concatenate([r.aivat_values for r in one]).std(ddof=1)
+    assert all(r.opponent_known and r.opponent_decisions > 0 for r in both)
+    assert not any(r.opponent_known or r.opponent_decisions for r in one)
+    # the opponent's corrections alone: the difference of the two estimates, mean zero
+    diff = np.concatenate([r.aivat_values for r in one]) - av
+    assert abs(diff.mean()) <= 3.0 * diff.std(ddof=1) / math.sqrt(len(diff))
+    assert np.array_equal(np.concatenate([r.values for r in both]), np.concatenate([r.values for r in one]))
+    with pytest.raises(ValueError, match="opponent's action .* probability 0"):
+        aivat(translated(setup[which]), _log(setup, 0), both[0].player, opponent_range=strategy_ranges(translated(setup[which])))
 
 
 def test_zero_value_is_the_plain_estimate(setup):
@@ -133,6 +156,11 @@ def test_cli(setup, capsys):
     out = capsys.readouterr().out
     assert "AIVAT:" in out and "variance reduction" in out
     assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--seat-name", "nobody"]) != 0
+    assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--opponent", str(setup["b"].source),
+                 "--json"]) == 0
+    known = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert known["opponent_known"] and known["opponent_decisions"] > 0 and not doc["opponent_known"]
+    assert known["aivat_mbb_per_game"] == pytest.approx(_one(setup, "a", 0, known=True).aivat_mbb_per_game)
 
 
 def test_per_hand_values_in_log_order(setup):

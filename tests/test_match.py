@@ -74,6 +74,40 @@ def test_duplicate_three_players(tmp_path, capsys):
         twins = [x for x in hands if x.hand_no % 30 == h.hand_no]
         assert len({x.holes for x in twins}) == 1
 
+def _deal_sums(log: Path, name: str, per_pass: int) -> list[float]:
+    """``name``'s winnings over each deal's passes, deal by deal (a duplicate match's log)."""
+    sums = [0.0] * per_pass
+    for hand in parse_log(log.read_text()).hands:
+        sums[hand.hand_no % per_pass] += hand.values[hand.names.index(name)]
+    return sums
+
+
+@pytest.mark.parametrize("common", [True, False])
+def test_common_draws_cancel_a_strategy_against_itself(tmp_path, capsys, common):
+    """A duplicate match of a mixed strategy against itself: with common draws (the
+    default) the seat's player draws on each deal what the seat's player drew in the other
+    pass, so every deal's two passes cancel to the chip; with independent draws they do
+    not, and the interval is wide. Each player's AIVAT knows the other's strategy and
+    corrects every decision of the hand, so with common draws its deals cancel too."""
+    log = tmp_path / "d.log"
+    f = f"strategy:{LEDUC_STRATEGY}"
+    out = match_here(capsys, "leduc.nolimit.2p", "--players", f, f, "--hands", "300", "--seed", "4",
+                     "--duplicate", "--json", "--quiet", "--log", str(log),
+                     "--common-draws" if common else "--no-common-draws")
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["common_draws"] is common and res["hands"] == 600
+    first = res["players"][0]
+    sums = _deal_sums(log, first["name"], 300)
+    assert all(p["aivat"]["opponent_known"] and p["aivat"]["interval_over"] == "deals" for p in res["players"])
+    aivat = first["aivat"]
+    if common:
+        assert sums == [0.0] * 300 and first["chips"] == 0 and first["ci95"] == [0.0, 0.0]
+        assert abs(aivat["aivat_mbb_per_game"]) < 1e-6 and aivat["aivat_ci95"] == pytest.approx([0, 0], abs=1e-6)
+    else:
+        assert sum(s != 0 for s in sums) > 30 and first["ci95"][1] - first["ci95"][0] > 20
+        assert aivat["aivat_ci95"][1] - aivat["aivat_ci95"][0] > 5
+
+
 
 @pytest.mark.parametrize(
     "argv,message",
@@ -295,7 +329,8 @@ def test_match_estimates_a_strategy_by_aivat(tmp_path, capsys, duplicate):
     assert "aivat" not in bot
     block = me["aivat"]
     assert set(block) == {"player", "hands", "mbb_per_game", "ci95", "aivat_mbb_per_game", "aivat_ci95",
-                          "variance_reduction", "sd_ratio", "interval_over", "seconds"}
+                          "variance_reduction", "sd_ratio", "opponent_known", "interval_over", "seconds"}
+    assert block["opponent_known"] is False  # a bot's decisions are not corrected
     want = _eval_aivat(log, capsys)
     assert block["player"] == want["player"] == me["name"]
     assert block["hands"] == want["hands"] == me["hands"] == (300 if duplicate else 150)

@@ -43,6 +43,8 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "  pokerbot eval aivat m.log --strategy a.strategy --resolve --resolve-at turn,river\n"
             "--resolve: the known player re-solved (resolve:FILE in the match; the same --resolve-* "
             "options, iteration budgets only): its probabilities are the re-solves', made again.\n"
+            "--opponent FILE (or resolve:FILE, with the same --resolve-* options): the opponent's strategy,\n"
+            "as it played (default translation, no purification); its decisions are corrected too.\n"
             "JSON: hands, player, mbb_per_game, ci95, aivat_mbb_per_game, aivat_ci95, "
             "variance_reduction (1 - var_aivat/var_plain), sd_ratio, ..."
         ),
@@ -58,6 +60,9 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--mapping", choices=MAPPINGS, default=MAPPINGS[0],
                    help=f"the action translation the player used (default {MAPPINGS[0]})")
     p.add_argument("--purify", type=float, default=0.0, help="the purification the player used (default 0)")
+    p.add_argument("--opponent", metavar="FILE",
+                   help="the opponent's strategy file (resolve:FILE: it re-solved), when it is known "
+                        "too: its decisions are corrected as well (heads-up; default: unknown)")
     p.add_argument("--value", choices=("matchup", "checkdown"), default="matchup",  # solver.evaluation.aivat.VALUE_FUNCTIONS
                    help="the value function: equity against the opponent's actual hand (matchup, the default) "
                    "or against a uniformly random hand (checkdown)")
@@ -71,7 +76,7 @@ def register_aivat(what: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     """Read the log, run AIVAT, print the result."""
     from poker.log import LogFormatError, parse_log
-    from solver.evaluation.aivat import aivat, known_player_name
+    from solver.evaluation.aivat import aivat, known_player_name, strategy_ranges
     from solver.resolve.opponent import resolving_ranges
 
     check_png(args.png)
@@ -87,10 +92,18 @@ def run(args: argparse.Namespace) -> int:
         player = open_for_play(spec, quiet=args.json)
         assert isinstance(player, StrategyPlayer)
         name = args.seat_name or known_player_name(log, spec.name)
+        theirs = None
+        if args.opponent is not None:
+            # (a bare file re-solves when given a spec: only resolve:FILE gets one)
+            resolving = resolve_spec(args) if args.opponent.startswith("resolve:") else None
+            other = open_for_play(PlayerSpec.parse(args.opponent, tables=args.tables, bots=(), bare_files=True,
+                                                   resolve=resolving), quiet=args.json)
+            assert isinstance(other, StrategyPlayer)
+            theirs = strategy_ranges(other.policy, resolving_ranges(other.policy, other.resolve))
         bar = Progress(None, f"aivat {name}", unit=" hands", enabled=not args.json)
         try:
             result = aivat(player.policy, log, name, value=args.value, progress=bar.update,
-                           player_range=resolving_ranges(player.policy, player.resolve))
+                           player_range=resolving_ranges(player.policy, player.resolve), opponent_range=theirs)
         finally:
             bar.close()
     except (LogFormatError, ValueError) as exc:  # a bad spec or file (StrategyFileError) too
@@ -106,5 +119,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"{result.player} in {result.game}, {result.hands:,} hands")
     print(f"plain: {result.mbb_per_game:+.1f} mbb/g (95% interval {lo:+.1f} .. {hi:+.1f})")
     print(f"AIVAT: {result.aivat_mbb_per_game:+.1f} mbb/g (95% interval {alo:+.1f} .. {ahi:+.1f})")
-    print(f"variance reduction {100 * result.variance_reduction:.1f}% (sd ratio {result.sd_ratio:.3f})")
+    print(f"variance reduction {100 * result.variance_reduction:.1f}% (sd ratio {result.sd_ratio:.3f})"
+          + (f"; the opponent's {result.opponent_decisions:,} decisions corrected too" if result.opponent_known else ""))
     return 0

@@ -86,6 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--seed", type=int, default=0, metavar="S", help="card seed (bots' seeds derive from it)")
     p.add_argument("--duplicate", action="store_true",
                    help="replay every deal with the seats rotated; the interval is over deals")
+    p.add_argument("--common-draws", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --duplicate, strategy players share one seed and key their random "
+                        "choices by the deal, so that whoever sits in a seat draws what that seat "
+                        "drew on the same deal in the other passes: where the players play alike "
+                        "the passes cancel (default: on; bots draw from their own seeds either way)")
     p.add_argument("--log", type=Path, metavar="FILE",
                    help="hand log (default matches/<game>.<seed>.log)")
     add_tables_option(p, "cached")
@@ -244,11 +249,15 @@ def run(args: argparse.Namespace) -> int:
             if len(port_line) != game.num_players:
                 dealer.wait(timeout=10)
                 raise UserError(f"the dealer did not start: {stderr_tail(err_path)}")
+            common = args.duplicate and args.common_draws
             for seat, (spec, port) in enumerate(zip(specs, port_line)):
-                # 'auto' tables were built above: the seat finds them in the cache
+                # 'auto' tables were built above: the seat finds them in the cache. Common
+                # draws: every strategy seat gets seat 0's seed, keyed by the deal.
+                seed = (args.seed * 7919 + (0 if common and spec.is_strategy else seat) + 1) % 2**32
                 cmd = _cli("play", "--host", "127.0.0.1", "--port", port, *spec.cached().play_args(),
-                           "--game", args.game, "--seed", str((args.seed * 7919 + seat + 1) % 2**32),
-                           "--spin-us", spin)
+                           "--game", args.game, "--seed", str(seed), "--spin-us", spin)
+                if common and spec.is_strategy:
+                    cmd += ["--duplicate-hands", str(args.hands)]
                 if args.mqtt or args.watch:
                     cmd += ["--name", names[seat]]
                 if args.mqtt:
@@ -307,14 +316,23 @@ def run(args: argparse.Namespace) -> int:
                 entry["aivat"] = {"error": "a re-solving player with a seconds cap depends on the clock: "
                                            "its probabilities cannot be made again"}
                 continue
+            # heads-up against another strategy: its decisions are corrected too
+            other = [o for o in specs if o is not spec]
+            known = other[0] if len(other) == 1 and other[0].is_strategy else None
+            opponent = None
+            if known is not None:
+                known_options = known.resolve.options() if known.resolve is not None else None
+                opponent = None if known_options is not None and known_options.seconds is not None else (
+                    opened[known].policy, known_options)
             entry["aivat"] = _aivat_entry(log, opened[spec].policy, entry["name"], passes, quiet=args.quiet,
-                                          resolve=options)
+                                          resolve=options, opponent=opponent)
             interrupted = entry["aivat"].get("error") == "interrupted"
     summary = {
         "game": game.name,
         "hands": len(log.hands),
         "seed": args.seed,
         "duplicate": bool(args.duplicate),
+        "common_draws": bool(args.duplicate and args.common_draws),
         "log": str(log_path),
         "completed": dealer.returncode == 0,
         "players": players,
@@ -363,20 +381,32 @@ def _repaired_line(name: str, repaired: dict[str, int], legalized: int | None) -
 
 
 def _aivat_entry(log: MatchLog, policy: TranslatedPolicy, name: str, passes: int, *,
-                 quiet: bool, resolve: ResolveOptions | None = None) -> dict[str, Any]:
+                 quiet: bool, resolve: ResolveOptions | None = None,
+                 opponent: tuple[TranslatedPolicy, ResolveOptions | None] | None = None) -> dict[str, Any]:
     """AIVAT's estimate of the winnings of ``name``, who played ``policy`` (the opened
     player's own; re-solving with ``resolve``, whose re-solves are made again): the keys
     of ``pokerbot eval aivat --json`` that say the estimate (intervals over deals in a
     duplicate match whose deals the player played in full, else over hands), or
-    ``{"error": reason}``; a failure never fails the match."""
-    from solver.evaluation.aivat import aivat  # the solver's evaluation only when asked
+    ``{"error": reason}``; a failure never fails the match. ``opponent``: the other
+    seat's policy and re-solving options where it is a strategy too, whose decisions
+    are then corrected as well."""
+    from solver.evaluation.aivat import aivat, strategy_ranges  # the solver's evaluation only when asked
     from solver.resolve.opponent import resolving_ranges
 
     start = time.perf_counter()
+    opponent_error = None
     total = sum(1 for h in log.hands if name in h.names)
     bar = Progress(total, f"aivat {name}", unit=" hands", enabled=not quiet)
     try:
-        result = aivat(policy, log, name, progress=bar.update, player_range=resolving_ranges(policy, resolve))
+        mine = resolving_ranges(policy, resolve)
+        theirs = None if opponent is None else strategy_ranges(opponent[0], resolving_ranges(*opponent))
+        try:
+            result = aivat(policy, log, name, progress=bar.update, player_range=mine, opponent_range=theirs)
+        except ValueError as exc:  # the opponent's log does not fit its strategy: estimate without it
+            if theirs is None:
+                raise
+            opponent_error = str(exc)
+            result = aivat(policy, log, name, progress=bar.update, player_range=mine)
     except KeyboardInterrupt:
         return {"error": "interrupted"}
     except Exception as exc:  # noqa: BLE001 - the match's result stands without the estimate
@@ -392,6 +422,8 @@ def _aivat_entry(log: MatchLog, policy: TranslatedPolicy, name: str, passes: int
         "aivat_ci95": list(result.aivat_ci95),
         "variance_reduction": result.variance_reduction,
         "sd_ratio": result.sd_ratio,
+        "opponent_known": result.opponent_known,
+        **({"opponent_error": opponent_error} if opponent_error is not None else {}),
         "interval_over": "hands",
         "seconds": time.perf_counter() - start,
     }

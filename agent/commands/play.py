@@ -90,6 +90,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="the game the dealer runs (shipped name or .game file; default: a "
                         "strategy's own game, else holdem.nolimit.2p.reverse_blinds)")
     p.add_argument("--seed", type=int, help="seed of the bot's random choices (default: from the system)")
+    p.add_argument("--duplicate-hands", type=positive_int, metavar="N",
+                   help="strategy: the dealer plays a duplicate match of N hands a pass, numbering pass "
+                        "k's hands k*N+h (as 'pokerbot dealer --duplicate' does): key the random choices "
+                        "by h, so that players of the same --seed draw alike on a deal in the same seat "
+                        "(common random numbers; 'pokerbot match --duplicate' passes it)")
     p.add_argument("--action-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="deadline for an async bot's answer; after it the bot calls (default 5)")
     p.add_argument("--hands", type=positive_int, metavar="N",
@@ -158,15 +163,16 @@ def player_spec(args: argparse.Namespace) -> PlayerSpec:
         raise UserError(str(exc)) from None
 
 
-def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None) -> tuple[Game, Bot]:
+def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None,
+                deal_period: int | None = None) -> tuple[Game, Bot]:
     """The match's game and the seat's player, its file opened once: the game is
     ``game_name`` (``--game``; a strategy for another game is refused), else a strategy's
-    own game, else :data:`DEFAULT_GAME`."""
+    own game, else :data:`DEFAULT_GAME`; ``deal_period``: ``--duplicate-hands``."""
     game = load_game(game_name) if game_name is not None else None
     if game is None and not spec.is_strategy:
         game = load_game(DEFAULT_GAME)
     try:
-        bot = open_for_play(spec, game, seed=seed)
+        bot = open_for_play(spec, game, seed=seed, deal_period=deal_period)
     except ValueError as exc:  # StrategyFileError, UnknownBotError, a table build that cannot run
         raise UserError(str(exc)) from None
     if game is None:
@@ -181,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
     spin_us(args)
     spec = player_spec(args)
-    game, bot = open_player(spec, args.game, args.seed)
+    game, bot = open_player(spec, args.game, args.seed, args.duplicate_hands)
     mqtt = mqtt_config(args)
     try:
         summary = eventloop.run(_play(args, game, bot, mqtt, args.name or spec.text))

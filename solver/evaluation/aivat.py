@@ -20,7 +20,11 @@ Per hand, from the KNOWN player's perspective (the player whose strategy file we
   reach (the mapping states of :mod:`solver.evaluation.real_response`: each opponent action split by
   the translation's probabilities, each own action kept with the probability the player
   gave it, exactly the rules :class:`solver.play.policy.HandWalk` plays by);
-* the opponent's decisions get no correction (its strategy is unknown).
+* the opponent's decisions get no correction while its strategy is unknown; where it is
+  known too (``opponent_range``: two strategy files, or a re-solving player against its
+  blueprint), each of its decisions is corrected the same way from its exact action
+  distribution for its cards (the log shows them), as the paper corrects every player
+  whose strategy is known. The value stays the known player's.
 
 Each correction has zero mean given everything before it, so the estimator is unbiased
 for ANY fixed value function ``v`` of the full history (both players' cards
@@ -88,6 +92,7 @@ __all__ = [
     "chance_seed",
     "hand_terms",
     "known_player_name",
+    "strategy_ranges",
     "value_function",
     "zero_value",
 ]
@@ -352,17 +357,20 @@ class CheckdownValue:
 @dataclass(frozen=True)
 class HandTerms:
     """One hand for the known player: ``outcome`` (chips), the sums of its ``chance`` and
-    ``decision`` corrections, and the number of its ``decisions``."""
+    ``decision`` corrections, and the number of its ``decisions``; with a known opponent,
+    the sum of the corrections at the opponent's decisions and their number."""
 
     outcome: float
     chance: float
     decision: float
     decisions: int
+    opponent_decision: float = 0.0
+    opponent_decisions: int = 0
 
     @property
     def aivat(self) -> float:
         """The AIVAT value of the hand."""
-        return self.outcome - self.chance - self.decision
+        return self.outcome - self.chance - self.decision - self.opponent_decision
 
 
 def hand_terms(
@@ -373,13 +381,16 @@ def hand_terms(
     *,
     hole_chance: bool = True,
     player_range: RangeFactory | None = None,
+    opponent_range: RangeFactory | None = None,
 ) -> HandTerms:
     """The AIVAT terms of one logged hand for the known player at ``position``; a
     :class:`MatchupValue` also reads the opponent's hole cards from the log.
     ``player_range(rows, position)``: the known player's exact range over ``rows`` (the
     action distribution at each of its decisions); default the translated player's
     :class:`~solver.evaluation.player_range.PlayerRange`, and
-    :func:`solver.resolve.opponent.resolving_range` for the re-solving player."""
+    :func:`solver.resolve.opponent.resolving_range` for the re-solving player.
+    ``opponent_range``: the same for the opponent, whose decisions are then corrected
+    too (None: an unknown opponent, no correction at its decisions)."""
     game = policy.game
     deck = deck_cards(game.num_ranks, game.num_suits)
     me = tuple(hand.holes[position])
@@ -403,8 +414,28 @@ def hand_terms(
         chance += v(state, position, me, ()) - expected
     # the known player as one row of hands: its exact range, draws summed over
     rng = (player_range or (lambda rows, at: PlayerRange(policy, rows, at)))(np.asarray([me], np.int64), position)
+    # a known opponent likewise, one row: its cards
+    theirs = None if opponent_range is None else opponent_range(np.asarray([opponent], np.int64), 1 - position)
+    opponent_decision = 0.0
+    opponent_decisions = 0
     for logged in history:
         action = logged.action
+        if logged.actor != position and theirs is not None:
+            moves = theirs.moves(state, board)
+            if action not in moves:
+                raise ValueError(
+                    f"hand {hand.hand_no}: the opponent's action {action.to_acpc(game.is_limit)!r} at "
+                    f"{state.betting_string()!r} has probability 0 under its strategy "
+                    "(wrong opponent strategy, mapping or purification?)"
+                )
+            reach = {a: float(m.weights()[0]) for a, m in moves.items()}
+            total = sum(reach.values())
+            expected = sum(p / total * v(state.apply(a), position, me, board) for a, p in reach.items())
+            opponent_decision += v(state.apply(action), position, me, board) - expected
+            opponent_decisions += 1
+            theirs = moves[action]
+        elif theirs is not None:
+            theirs = theirs.after(state, board, action)
         if logged.actor == position:
             moves = rng.moves(state, board)
             if action not in moves:
@@ -442,7 +473,8 @@ def hand_terms(
                 expected = sum(v(state, position, me, [*board, *c]) for c in outcomes) / len(outcomes)
             board.extend(new)
             chance += v(state, position, me, board) - expected
-    return HandTerms(float(hand.values[position]), chance, decision, decisions)
+    return HandTerms(float(hand.values[position]), chance, decision, decisions, opponent_decision,
+                     opponent_decisions)
 
 
 #: The named value functions, the default first: ``matchup`` (:class:`MatchupValue`, both
@@ -498,6 +530,9 @@ class AivatResult:
     decisions: int
     values: np.ndarray
     aivat_values: np.ndarray
+    #: The opponent's decisions corrected (0 where its strategy was not known).
+    opponent_decisions: int = 0
+    opponent_known: bool = False
     hand_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def _mbb(self, x: float) -> float:
@@ -562,6 +597,8 @@ class AivatResult:
             "chance_correction_mean": self.chance_correction_mean,
             "decision_correction_mean": self.decision_correction_mean,
             "decisions": self.decisions,
+            "opponent_known": self.opponent_known,
+            "opponent_decisions": self.opponent_decisions,
         }
 
 
@@ -574,12 +611,14 @@ def aivat(
     hole_chance: bool = True,
     progress: Callable[[int], None] | None = None,
     player_range: RangeFactory | None = None,
+    opponent_range: RangeFactory | None = None,
 ) -> AivatResult:
     """AIVAT over every hand of ``log`` in which ``player`` (a name in the log) plays the
     known ``policy``; ``value`` is a value function or a name of :data:`VALUE_FUNCTIONS`
     (default :class:`MatchupValue`). ``progress(n)`` is called after each of the player's
     hands with the number done. ``player_range``: as :func:`hand_terms` (the re-solving
-    player's, for a player that re-solved)."""
+    player's, for a player that re-solved); ``opponent_range``: the opponent's, where its
+    strategy is known too (:func:`strategy_ranges`), to correct its decisions as well."""
     game = policy.game
     if game.num_players != 2:
         raise ValueError(f"AIVAT here is heads-up; {game.name} has {game.num_players} players")
@@ -591,7 +630,7 @@ def aivat(
         if player not in hand.names:
             continue
         terms.append(hand_terms(policy, hand, hand.names.index(player), v, hole_chance=hole_chance,
-                                player_range=player_range))
+                                player_range=player_range, opponent_range=opponent_range))
         numbers.append(hand.hand_no)
         if progress is not None:
             progress(len(terms))
@@ -617,4 +656,15 @@ def aivat(
         values=plain,
         aivat_values=av,
         hand_numbers=np.array(numbers, np.int64),
+        opponent_decisions=sum(t.opponent_decisions for t in terms),
+        opponent_known=opponent_range is not None,
     )
+
+
+def strategy_ranges(policy: TranslatedPolicy, player_range: RangeFactory | None = None) -> RangeFactory:
+    """A player's range factory for :func:`aivat`: ``player_range`` where given (the
+    re-solving player's), else the translated player's :class:`PlayerRange` over
+    ``policy``."""
+    if player_range is not None:
+        return player_range
+    return lambda rows, position: PlayerRange(policy, rows, position)
