@@ -71,7 +71,7 @@ from poker.cards import deck_cards
 from poker.evaluator import rank_cards
 from poker.game import Game
 from poker.log import LogHand, MatchLog
-from poker.state import State
+from poker.state import Action, State
 
 from .lbr import _showdown_rows, range_equity
 from ..play.policy import TranslatedPolicy
@@ -418,39 +418,34 @@ def hand_terms(
     theirs = None if opponent_range is None else opponent_range(np.asarray([opponent], np.int64), 1 - position)
     opponent_decision = 0.0
     opponent_decisions = 0
+    def corrected(who: PlayerRange, action: Action, whose: str) -> tuple[float, PlayerRange]:
+        """A decision's correction ``v(after the action) - E_pi[v(after)]`` with ``pi``
+        the deciding player's exact distribution (``who``, one row), and its range after."""
+        moves = who.moves(state, board)
+        if action not in moves:
+            raise ValueError(
+                f"hand {hand.hand_no}: {whose} action {action.to_acpc(game.is_limit)!r} at "
+                f"{state.betting_string()!r} has probability 0 under its strategy "
+                "(wrong strategy, player, mapping or purification?)"
+            )
+        reach = {a: float(m.weights()[0]) for a, m in moves.items()}
+        total = sum(reach.values())
+        expected = sum(p / total * v(state.apply(a), position, me, board) for a, p in reach.items())
+        return v(state.apply(action), position, me, board) - expected, moves[action]
+
     for logged in history:
         action = logged.action
-        if logged.actor != position and theirs is not None:
-            moves = theirs.moves(state, board)
-            if action not in moves:
-                raise ValueError(
-                    f"hand {hand.hand_no}: the opponent's action {action.to_acpc(game.is_limit)!r} at "
-                    f"{state.betting_string()!r} has probability 0 under its strategy "
-                    "(wrong opponent strategy, mapping or purification?)"
-                )
-            reach = {a: float(m.weights()[0]) for a, m in moves.items()}
-            total = sum(reach.values())
-            expected = sum(p / total * v(state.apply(a), position, me, board) for a, p in reach.items())
-            opponent_decision += v(state.apply(action), position, me, board) - expected
-            opponent_decisions += 1
-            theirs = moves[action]
-        elif theirs is not None:
-            theirs = theirs.after(state, board, action)
         if logged.actor == position:
-            moves = rng.moves(state, board)
-            if action not in moves:
-                raise ValueError(
-                    f"hand {hand.hand_no}: the known player's action {action.to_acpc(game.is_limit)!r} at "
-                    f"{state.betting_string()!r} has probability 0 under the strategy "
-                    "(wrong strategy, player, mapping or purification?)"
-                )
-            reach = {a: float(m.weights()[0]) for a, m in moves.items()}
-            total = sum(reach.values())
-            expected = sum(p / total * v(state.apply(a), position, me, board) for a, p in reach.items())
-            decision += v(state.apply(action), position, me, board) - expected
+            term, rng = corrected(rng, action, "the known player's")
+            decision += term
             decisions += 1
-            rng = moves[action]
+            if theirs is not None:
+                theirs = theirs.after(state, board, action)
         else:
+            if theirs is not None:
+                term, theirs = corrected(theirs, action, "the opponent's")
+                opponent_decision += term
+                opponent_decisions += 1
             rng = rng.after(state, board, action)
         before = state.round
         state = state.apply(action)
