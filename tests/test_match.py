@@ -428,3 +428,12 @@ def test_a_strategy_players_repairs_are_counted_and_reported(tmp_path, capsys):
                      f"({repaired['min_raise']} raised to the minimum, {repaired['all_in']} lowered to all-in, "
                      f"{repaired['fold_to_check']} folds made checks, {repaired['raise_to_call']} raises made "
                      "calls); 0 changed by the client"]
+
+
+def test_aivat_line_says_when_the_opponent_was_corrected():
+    from agent.commands.match import _aivat_line
+
+    doc = {"aivat_mbb_per_game": 1.0, "aivat_ci95": [0.0, 2.0], "mbb_per_game": 3.0, "ci95": [-1.0, 7.0],
+           "variance_reduction": 0.5, "interval_over": "deals", "seconds": 0.1}
+    assert "opponent" not in _aivat_line("a", doc)
+    assert "the opponent corrected too" in _aivat_line("a", {**doc, "opponent_known": True})

@@ -448,8 +448,8 @@ def _aivat_line(name: str, doc: dict[str, Any]) -> str:
     plo, phi = doc["ci95"]
     return (f"{name}: AIVAT {doc['aivat_mbb_per_game']:.1f} mbb/g [{lo:.1f}, {hi:.1f}] "
             f"(plain {doc['mbb_per_game']:.1f} [{plo:.1f}, {phi:.1f}]; variance "
-            f"{-100 * doc['variance_reduction']:+.0f}%, intervals over {doc['interval_over']}; "
-            f"{doc['seconds']:.1f} s)")
+            f"{-100 * doc['variance_reduction']:+.0f}%, intervals over {doc['interval_over']}"
+            f"{'; the opponent corrected too' if doc.get('opponent_known') else ''}; {doc['seconds']:.1f} s)")
 
 
 def _summary_path(log_path: Path, seat: int) -> Path:
