@@ -13,7 +13,7 @@ other.
 
 Defaults: the shipped full-deck blueprint against the previous one
 (``strategies/holdem.nolimit.2p.reverse_blinds.strategy`` and ``...tcfr.strategy``),
-1,000 deals a match, seeds 5 to 7 (about 21 minutes on the 2-vCPU development VM with
+1,000 deals a match, seeds 5 to 7 (about 8 minutes on the 2-vCPU development VM with
 the bucket tables cached); ``--quick``: the shipped no-limit Leduc strategy against a
 CFR+ strategy of another betting abstraction (``--betting 1p,a``, 2,000 iterations,
 trained in a temporary directory, as ``bench/h2h.py`` does), 2,000 deals, seeds 5 and
