@@ -1,4 +1,4 @@
-"""AIVAT: variance reduction for a match in which one player's strategy is known.
+"""AIVAT: variance reduction for a match in which one player's strategy is known, or both.
 
 Burch, Schmid, Moravcik, Morrill and Bowling (2018), "AIVAT: A new variance reduction
 technique for agent evaluation in imperfect information games" (AAAI).
