@@ -161,6 +161,11 @@ def test_cli(setup, capsys):
     known = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert known["opponent_known"] and known["opponent_decisions"] > 0 and not doc["opponent_known"]
     assert known["aivat_mbb_per_game"] == pytest.approx(_one(setup, "a", 0, known=True).aivat_mbb_per_game)
+    # an opponent file of another game: one line, not a traceback
+    assert main(["eval", "aivat", str(log), "--strategy", str(SHIPPED), "--opponent",
+                 str(STRATEGIES / "kuhn.limit.2p.strategy")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is for kuhn.limit.2p" in err[0]
 
 
 def test_per_hand_values_in_log_order(setup):

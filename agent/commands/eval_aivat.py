@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
         if args.opponent is not None:
             # (a bare file re-solves when given a spec: only resolve:FILE gets one)
             resolving = resolve_spec(args) if args.opponent.startswith("resolve:") else None
+            # opened for the known player's game: a file of another game is refused in one line
             other = open_for_play(PlayerSpec.parse(args.opponent, tables=args.tables, bots=(), bare_files=True,
-                                                   resolve=resolving), quiet=args.json)
+                                                   resolve=resolving), player.strategy.game, quiet=args.json)
             assert isinstance(other, StrategyPlayer)
             theirs = strategy_ranges(other.policy, resolving_ranges(other.policy, other.resolve))
         bar = Progress(None, f"aivat {name}", unit=" hands", enabled=not args.json)

@@ -413,7 +413,7 @@ def hand_terms(
             expected = sum(v(state, position, h, ()) for h in combos) / len(combos)
         chance += v(state, position, me, ()) - expected
     # the known player as one row of hands: its exact range, draws summed over
-    rng = (player_range or (lambda rows, at: PlayerRange(policy, rows, at)))(np.asarray([me], np.int64), position)
+    rng = strategy_ranges(policy, player_range)(np.asarray([me], np.int64), position)
     # a known opponent likewise, one row: its cards
     theirs = None if opponent_range is None else opponent_range(np.asarray([opponent], np.int64), 1 - position)
     opponent_decision = 0.0
