@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from abstraction.index_tables import IndexTables
+
 __all__ = [
     "MAX_STREETS",
     "KCards",
@@ -23,6 +25,7 @@ __all__ = [
     "KLayout",
     "KScratch",
     "no_cards",
+    "no_index_tables",
     "readonly",
 ]
 
@@ -70,7 +73,9 @@ class KCards(NamedTuple):
 
     Each deal draws both players' hole cards and every board card from ``deck`` (ACPC
     cards), then per player and street ``s`` indexes the hand (hole cards, then the board
-    in dealing order) with the hand indexer ``ix[s]`` after round ``ix_round[s]``; the
+    in dealing order) with the hand indexer ``ix[s]`` after round ``ix_round[s]`` (where
+    ``tabled``, lossless classes of a small deck, by one lookup a street in the successor
+    tables ``succ`` instead: :mod:`abstraction.index_tables`, the same indices); the
     bucket is ``table[s][index]`` where ``has_table[s]`` (a card abstraction's memory-mapped
     bucket table), else the index itself (lossless canonical classes). With ``history``
     a street's bucket is ``pairs[s][previous bucket, own bucket]``. The showdown ranks
@@ -88,6 +93,8 @@ class KCards(NamedTuple):
     table: tuple  # MAX_STREETS x readonly uint16[:] (or int32[:]): own-street bucket per index
     pairs: tuple  # MAX_STREETS x int32[:, :]: history pair maps
     history: int
+    tabled: int  # 1: the index of street s is round s of the successor tables ``succ``
+    succ: IndexTables  # abstraction.index_tables (placeholders where ``tabled`` is 0)
 
 
 #: Betting rounds of an ACPC game at most (the protocol allows four).
@@ -116,7 +123,19 @@ def no_cards() -> KCards:
         table=tuple(readonly(np.zeros(1, np.uint16)) for _ in range(MAX_STREETS)),
         pairs=tuple(np.zeros((1, 1), np.int32) for _ in range(MAX_STREETS)),
         history=0,
+        tabled=0,
+        succ=no_index_tables(),
     )
+
+
+@lru_cache(maxsize=1)
+def no_index_tables() -> IndexTables:
+    """Placeholder successor tables of the right types (``KCards.tabled`` 0)."""
+    one = np.zeros(1, np.int64)
+    return IndexTables(
+        pos=one, apply=np.zeros((1, 1), np.int64), compose=np.zeros((1, 1), np.int64),
+        binom=np.zeros((1, 1), np.int64), group=one, offset=one, width=one, table=one, n_perm=1,
+    )  # fmt: skip
 
 
 class KConfig(NamedTuple):

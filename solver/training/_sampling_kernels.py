@@ -63,6 +63,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from abstraction.index_tables import index_with
 from abstraction.indexer import index_hand_njit
 from poker.evaluator import rank_cards
 
@@ -276,6 +277,7 @@ def deal_costs(cd: KCards, key: np.uint64, count: int, n_streets: int, stage: in
     later."""
     acc = 0
     prev = np.zeros((2, MAX_STREETS), np.int64)
+    now = np.zeros((2, MAX_STREETS), np.int64)
     for it in range(count):
         cs = _deal_cards(_chance_state(key, it), cd.deck, cd.hole, 2 * cd.hole + cd.n_board, pc)
         acc += pc[0, 0]
@@ -284,11 +286,13 @@ def deal_costs(cd: KCards, key: np.uint64, count: int, n_streets: int, stage: in
         for p in range(2):
             row = pc[p]
             hb = 0
+            if cd.tabled:
+                index_with(cd.succ, row, n_streets, now[p])
             for s in range(n_streets):
                 if stage >= STAGE_LOOKUP and it > 0:
                     hb = _street_bucket(cd.table, cd.pairs, cd.has_table, cd.history, s, hb, prev[p, s])
                     acc += hb
-                ix = index_hand_njit(cd.ix[s], row, cd.ix_round[s])
+                ix = now[p, s] if cd.tabled else index_hand_njit(cd.ix[s], row, cd.ix_round[s])
                 acc += ix
                 prev[p, s] = ix
                 if stage >= STAGE_LOOKUP and cd.has_table[s]:
@@ -343,6 +347,9 @@ def _draw(d: KDeal, cd: KCards, g: KConfig, sc: KScratch, slot: int, it: int) ->
         cs = _deal_cards(cs, cd.deck, hole, 2 * hole + cd.n_board, pc)
         for p in range(2):
             row = pc[p]
+            if cd.tabled:
+                index_with(cd.succ, row, n_streets, sc.ix_ahead[slot, p])
+                continue
             for s in range(n_streets):
                 ix = index_hand_njit(cd.ix[s], row, cd.ix_round[s])
                 sc.ix_ahead[slot, p, s] = ix
