@@ -33,7 +33,7 @@ from numba import njit
 
 from .indexer import HandIndexer, index_hand_njit, unindex_hand_njit
 
-__all__ = ["IndexTables", "MAX_TABLE_ENTRIES", "build_index_tables", "index_rounds", "index_rounds_njit", "index_with"]
+__all__ = ["IndexTables", "MAX_TABLE_ENTRIES", "build_index_tables", "index_rounds", "index_rounds_njit", "index_with", "table_bytes"]
 
 #: Successor tables are built only when all rounds together have at most this many
 #: entries (8 bytes each).
@@ -185,17 +185,33 @@ def _fill_round(
     return missing
 
 
+def _sizes(indexer: HandIndexer) -> tuple[int, list[int], list[int], list[int]]:
+    """(deck size, per round: rows, row width, entries) of ``indexer``'s tables."""
+    n = indexer.num_ranks * indexer.num_suits
+    widths = [comb(n, k) for k in indexer.rounds]
+    rows = [1] + [indexer.count(r) for r in range(indexer.num_rounds - 1)]
+    return n, rows, widths, [r * w for r, w in zip(rows, widths)]
+
+
+def table_bytes(indexer: HandIndexer, max_entries: int = MAX_TABLE_ENTRIES) -> int:
+    """Bytes :func:`build_index_tables` would hold for ``indexer`` (0 where it builds none)."""
+    n, _, _, sizes = _sizes(indexer)
+    if n > 63 or sum(sizes) > max_entries:
+        return 0
+    n_perm = 1
+    for k in range(2, indexer.num_suits + 1):
+        n_perm *= k
+    return 8 * (sum(sizes) + 64 + n_perm * (n + n_perm) + (n + 1) * (max(indexer.rounds) + 1) + 3 * indexer.num_rounds)
+
+
 def build_index_tables(indexer: HandIndexer, max_entries: int = MAX_TABLE_ENTRIES) -> IndexTables | None:
     """The successor tables of ``indexer``, or None where they would exceed
     ``max_entries`` entries (or the deck has more than 63 cards)."""
     from poker.cards import deck_cards
 
     deck = np.asarray(deck_cards(indexer.num_ranks, indexer.num_suits), np.int64)
-    n = deck.shape[0]
+    n, rows, widths, sizes = _sizes(indexer)
     groups = list(indexer.rounds)
-    widths = [comb(n, k) for k in groups]
-    rows = [1] + [indexer.count(r) for r in range(len(groups) - 1)]
-    sizes = [r * w for r, w in zip(rows, widths)]
     if n > 63 or sum(sizes) > max_entries:
         return None
     pos = np.full(64, -1, np.int64)

@@ -10,7 +10,7 @@ from itertools import combinations, permutations
 import numpy as np
 import pytest
 
-from abstraction.index_tables import build_index_tables, index_rounds
+from abstraction.index_tables import build_index_tables, index_rounds, table_bytes
 from abstraction.indexer import HandIndexer
 from poker.cards import deck_cards
 from solver.training.algorithms import make_training_solver
@@ -81,3 +81,17 @@ def test_training_through_the_tables_is_bit_identical(game, betting, algo) -> No
     (r1, a1), (r2, a2) = runs
     assert np.abs(r1).sum() > 0 and np.abs(a1).sum() > 0
     assert np.array_equal(r1, r2) and np.array_equal(a1, a2)
+
+
+def test_the_memory_plan_counts_the_tables_lossless_dealing_builds() -> None:
+    from solver.training.memory import estimate_training_memory
+
+    ix = HandIndexer(rounds=[2, 1, 1, 1], num_ranks=5, num_suits=4)
+    tables = build_index_tables(ix)
+    held = sum(a.nbytes for a in tables if isinstance(a, np.ndarray))
+    assert table_bytes(ix) == held == 565_480
+    assert table_bytes(HandIndexer(rounds=[2, 3, 1, 1])) == 0
+    dealt = estimate_training_memory("holdem.nolimit.2p.short20", "1p,cap1", algorithm="es")
+    listed = estimate_training_memory("holdem.nolimit.2p.short20", "1p,cap1", algorithm="cfr+")
+    assert dealt.dealt and not listed.dealt
+    assert dealt.indexers == listed.indexers + held

@@ -10,7 +10,9 @@ part, without building the chance layer or reading a bucket table:
 * **bucket tables**: a card abstraction's ``streetN.table.npy`` files (and history pair
   maps). They are memory-mapped, so only the pages a run touches are resident; they are
   counted whole, the worst case. Lossless buckets have no tables.
-* **hand indexers**: the suit-isomorphic indexers' lookup arrays (tens of KiB each).
+* **hand indexers**: the suit-isomorphic indexers' lookup arrays (tens of KiB each), and
+  where lossless dealing reads its classes from successor tables, those (at most 32 MiB;
+  20-card hold'em: 0.5 MiB).
 * **chance layer** (:mod:`solver.chance`): every board state and hand of the game, with
   its bucket and showdown order. Vector CFR/CFR+ need it; the sampled algorithms deal
   cards as they go (:mod:`solver.training.dealt`) and need it only on games small enough to list
@@ -298,6 +300,16 @@ def _indexer_bytes(game: Game, groupings: Sequence[Sequence[int]]) -> int:
     return total
 
 
+def _successor_bytes(game: Game) -> int:
+    """Bytes of the successor tables lossless dealing reads its classes from
+    (:mod:`abstraction.index_tables`; 0 where the game's are too big to build)."""
+    from abstraction.index_tables import table_bytes
+    from abstraction.indexer import HandIndexer
+
+    ix = HandIndexer(rounds=_lossless_grouping(game), num_ranks=game.num_ranks, num_suits=game.num_suits)
+    return table_bytes(ix)
+
+
 def _planned_tables(game: Game, counts: Sequence[int]) -> tuple[int, list[list[int]]]:
     """Bucket-table bytes and indexer groupings of an abstraction with ``counts`` buckets
     not built yet: one entry per canonical hand of each street (uint16 up to 65,535
@@ -444,7 +456,7 @@ def estimate_training_memory(
         average=entries * width,
         current=0 if sampled else entries * width,
         bucket_tables=tables,
-        indexers=_indexer_bytes(g, groupings),
+        indexers=_indexer_bytes(g, groupings) + (_successor_bytes(g) if dealt and source == "lossless" else 0),
         chance_layer=chance_layer_bytes(g, sampled=sampled) if listed else 0,
         tree=_tree_bytes(tree, sampled),
         per_thread=per_thread,
