@@ -20,6 +20,11 @@ cards is the class of the actual ones. The tables have ``count(r - 1) * C(deck, 
 entries on round r: 70,000 on 20-card hold'em, 3.7 M for full hold'em's flop and
 2.9 G for its river, so :func:`build_index_tables` builds them only under a cap and the
 caller keeps the indexer otherwise.
+
+:func:`index_with` is compiled into the sampled training kernel, as the hand indexer's
+:func:`~abstraction.indexer.index_hand_njit` is; numba's cache keys a function on its own
+file, so after an edit here a cached kernel keeps the old code until the cache is cleared
+(delete the ``__pycache__`` ``*.nbi``/``*.nbc`` files) or the kernel's file changes.
 """
 
 from __future__ import annotations
