@@ -30,7 +30,7 @@ file, so after an edit here a cached kernel keeps the old code until the cache i
 from __future__ import annotations
 
 from itertools import permutations
-from math import comb
+from math import comb, factorial
 from typing import NamedTuple
 
 import numpy as np
@@ -38,7 +38,7 @@ from numba import njit
 
 from .indexer import HandIndexer, index_hand_njit, unindex_hand_njit
 
-__all__ = ["IndexTables", "MAX_TABLE_ENTRIES", "build_index_tables", "index_rounds", "index_rounds_njit", "index_with", "table_bytes"]
+__all__ = ["IndexTables", "MAX_TABLE_ENTRIES", "build_index_tables", "index_rounds", "index_with", "table_bytes"]
 
 #: Successor tables are built only when all rounds together have at most this many
 #: entries (8 bytes each).
@@ -46,7 +46,7 @@ MAX_TABLE_ENTRIES = 1 << 22
 
 
 class IndexTables(NamedTuple):
-    """The flat arrays of :func:`index_rounds_njit`.
+    """The flat arrays :func:`index_with` reads.
 
     ``pos[card]``: the card's position in the deck (-1 outside it); ``apply[p, x]``: the
     position of deck card x under suit permutation p (permutation 0 is the identity);
@@ -69,53 +69,37 @@ class IndexTables(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def index_rounds_njit(
-    pos: np.ndarray, apply: np.ndarray, compose: np.ndarray, binom: np.ndarray, group: np.ndarray,
-    offset: np.ndarray, width: np.ndarray, table: np.ndarray, n_perm: int, cards: np.ndarray,
-    n_rounds: int, out: np.ndarray,
-) -> None:  # fmt: skip
+def index_with(tables: IndexTables, cards: np.ndarray, n_rounds: int, out: np.ndarray) -> None:
     """The index after every round 0..``n_rounds`` - 1 of the hand ``cards`` (the groups
-    in order, as for :func:`~abstraction.indexer.index_hand_njit`) into ``out[r]``, from
-    the :class:`IndexTables` fields. The cards must be distinct cards of the deck (not
-    checked: a dealt hand is). Allocates nothing."""
+    in order, as for :func:`~abstraction.indexer.index_hand_njit`) into ``out[r]``. The
+    cards must be distinct cards of the deck (not checked: a dealt hand is). Allocates
+    nothing; callable from ``@njit`` code (the dealt training kernel, where round s is
+    street s)."""
+    t = tables
     perm = 0
     cls = 0
     start = 0
     for r in range(n_rounds):
-        k = group[r]
+        k = t.group[r]
         code = 0
         for a in range(k):
-            pa = apply[perm, pos[cards[start + a]]]
+            pa = t.apply[perm, t.pos[cards[start + a]]]
             below = 0  # the card's order among the group's mapped positions
             for b in range(k):
-                if apply[perm, pos[cards[start + b]]] < pa:
+                if t.apply[perm, t.pos[cards[start + b]]] < pa:
                     below += 1
-            code += binom[pa, below + 1]
-        e = table[offset[r] + cls * width[r] + code]
-        cls = e // n_perm
-        perm = compose[e - cls * n_perm, perm]
+            code += t.binom[pa, below + 1]
+        e = t.table[t.offset[r] + cls * t.width[r] + code]
+        cls = e // t.n_perm
+        perm = t.compose[e - cls * t.n_perm, perm]
         out[r] = cls
         start += k
 
 
-@njit(cache=True, inline="always")
-def index_with(tables: IndexTables, cards: np.ndarray, n_rounds: int, out: np.ndarray) -> None:
-    """:func:`index_rounds_njit` with the :class:`IndexTables` bundle (from ``@njit`` code:
-    the dealt training kernel, where round s is street s)."""
-    t = tables
-    index_rounds_njit(t.pos, t.apply, t.compose, t.binom, t.group, t.offset, t.width, t.table, t.n_perm,
-                      cards, n_rounds, out)  # fmt: skip
-
-
 @njit(cache=True)
-def _index_batch(
-    pos: np.ndarray, apply: np.ndarray, compose: np.ndarray, binom: np.ndarray, group: np.ndarray,
-    offset: np.ndarray, width: np.ndarray, table: np.ndarray, n_perm: int, hands: np.ndarray,
-    out: np.ndarray,
-) -> None:  # fmt: skip
+def _index_batch(tables: IndexTables, hands: np.ndarray, out: np.ndarray) -> None:
     for i in range(hands.shape[0]):
-        index_rounds_njit(pos, apply, compose, binom, group, offset, width, table, n_perm, hands[i],
-                          out.shape[1], out[i])  # fmt: skip
+        index_with(tables, hands[i], out.shape[1], out[i])
 
 
 def index_rounds(tables: IndexTables, hands: np.ndarray) -> np.ndarray:
@@ -123,18 +107,18 @@ def index_rounds(tables: IndexTables, hands: np.ndarray) -> np.ndarray:
     distinct deck cards, the groups in order)."""
     hands = np.ascontiguousarray(hands, np.int64)
     out = np.empty((hands.shape[0], tables.group.shape[0]), np.int64)
-    _index_batch(*tables, hands, out)
+    _index_batch(tables, hands, out)
     return out
 
 
 @njit(cache=True)
 def _fill_round(
     ix: np.ndarray, rnd: int, n_prev: int, k: int, width: int, prefix: int, deck: np.ndarray,
-    pos: np.ndarray, apply: np.ndarray, perm_groups: np.ndarray, n_perm: int, out: np.ndarray,
+    pos: np.ndarray, apply: np.ndarray, starts: np.ndarray, n_perm: int, out: np.ndarray,
 ) -> int:  # fmt: skip
     """Round ``rnd``'s rows into ``out`` (``n_prev`` rows of ``width``): for each class
     of round rnd - 1 (one empty hand on round 0) and each k-subset of the deck in colex
-    order, the new class and the permutation onto its representative. ``perm_groups``
+    order, the new class and the permutation onto its representative. ``starts``
     holds each group's first card position (``prefix`` cards before round rnd). Returns
     the number of entries with no permutation found (0 for a correct indexer)."""
     total = prefix + k
@@ -165,9 +149,9 @@ def _fill_round(
                 for p in range(n_perm):
                     same = True
                     g = 0
-                    while same and g < perm_groups.shape[0] - 1 and perm_groups[g] < total:
-                        lo = perm_groups[g]
-                        hi = min(perm_groups[g + 1], total)
+                    while same and g < starts.shape[0] - 1 and starts[g] < total:
+                        lo = starts[g]
+                        hi = min(starts[g + 1], total)
                         mine = 0
                         theirs = 0
                         for i in range(lo, hi):
@@ -203,9 +187,7 @@ def table_bytes(indexer: HandIndexer, max_entries: int = MAX_TABLE_ENTRIES) -> i
     n, _, _, sizes = _sizes(indexer)
     if n > 63 or sum(sizes) > max_entries:
         return 0
-    n_perm = 1
-    for k in range(2, indexer.num_suits + 1):
-        n_perm *= k
+    n_perm = factorial(indexer.num_suits)
     return 8 * (sum(sizes) + 64 + n_perm * (n + n_perm) + (n + 1) * (max(indexer.rounds) + 1) + 3 * indexer.num_rounds)
 
 
