@@ -103,7 +103,8 @@ def test_leduc_trains_as_one_machine_does(cluster, tmp_path, capsys):
 def _killer(lines: list[str], slot: int, delay: float):
     """(pids killed, the killing thread, a progress callback): after the run's first
     batch, ``delay`` seconds later, SIGKILL to worker ``slot`` (its pid read from the
-    run's ``lines``)."""
+    run's ``lines``). With ``delay`` 0 the callback waits for the kill, so the driver's
+    next batch always finds the worker dead (a timer could fire after a short run ended)."""
     killed: list[int] = []
 
     def kill() -> None:
@@ -117,6 +118,8 @@ def _killer(lines: list[str], slot: int, delay: float):
     def progress(report) -> None:
         if report.stage == "batch" and not killed and not timer.is_alive():
             timer.start()
+            if delay == 0:
+                timer.join()
 
     return killed, timer, progress
 
@@ -128,7 +131,7 @@ def test_a_killed_worker_or_driver_loses_nothing(cluster, tmp_path):
     disturbed (rounds of a fixed size, one thread a worker)."""
     calm = run_training(_config(cluster, iterations=200_000, sync=20_000))
     lines: list[str] = []
-    killed, timer, progress = _killer(lines, 0, 0.02)
+    killed, timer, progress = _killer(lines, 0, 0)
     ckpt = tmp_path / "run.ckpt"
     rough = run_training(
         _config(cluster, iterations=80_000, sync=20_000, checkpoint=CheckpointConfig(file=ckpt)),
