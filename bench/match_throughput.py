@@ -18,6 +18,9 @@
    match process's children, read from ``/proc`` before the match process is reaped;
    Linux only, else ``null``), as a steady state over the two lengths (start-up removed)
    and, ``*_plain``, the longer run's total over its hands (start-up included).
+   ``cpu_ms_per_hand_split_*``: the same steady state for the dealer and for each player
+   on its own (``call`` bots: by default, on one CPU, without polling), from the match's
+   ``--json`` report ``cpu_s`` (each process's CPU as it is reaped; POSIX).
 2. For reference, the round trip of a short line between two processes over loopback TCP
    (``loopback_round_trip_us``): ``any_cpu`` and ``one_cpu`` with each receiver sleeping
    until its line comes, ``any_cpu_polling`` with both polling for the default budget
@@ -48,6 +51,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -86,9 +90,10 @@ def _children_cpu(pid: int) -> float | None:
 
 def run_match(
     bot: str, hands: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()
-) -> tuple[float, float | None]:
-    """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``), and
-    the CPU seconds of its dealer and players (:func:`_children_cpu`; ``None`` if unknown)."""
+) -> tuple[float, float | None, dict[str, Any] | None]:
+    """Wall seconds of one ``pokerbot match`` with two copies of ``bot`` (on ``cpus``), the
+    CPU seconds of its dealer and players (:func:`_children_cpu`; ``None`` if unknown),
+    and the match's own ``cpu_s`` report (each process's CPU seconds)."""
     log = workdir / f"{bot}.{hands}.log"
     cmd = [sys.executable, "-m", "agent", "match", GAME, "--players", bot, bot,
            "--hands", str(hands), "--seed", "1", "--log", str(log), "--json", "--quiet"]
@@ -114,23 +119,34 @@ def run_match(
     result = json.loads(stdout.strip().splitlines()[-1])
     if result["hands"] != hands:
         raise SystemExit(f"match played {result['hands']} hands, expected {hands}")
-    return elapsed, cpu
+    return elapsed, cpu, result.get("cpu_s")
+
+
+def _split_ms(short: dict[str, Any] | None, long: dict[str, Any] | None, hands: int) -> dict[str, Any] | None:
+    """Steady-state CPU milliseconds per hand of the dealer and of each player, from the
+    two matches' ``cpu_s`` reports (``hands`` more in the long one; ``None`` if unknown)."""
+    if not short or not long or short["dealer"] is None or long["dealer"] is None:
+        return None
+    players = [None if a is None or b is None else round(1e3 * (b - a) / hands, 3)
+               for a, b in zip(short["players"], long["players"])]  # fmt: skip
+    return {"dealer": round(1e3 * (long["dealer"] - short["dealer"]) / hands, 3), "players": players}
 
 
 def throughput(
     bot: str, short: int, long: int, workdir: Path, cpus: str | None = None, extra: tuple[str, ...] = ()
 ) -> dict[str, float | None]:
-    """Steady-state and plain hands/s for ``bot`` vs ``bot``, and the same for the CPU
-    milliseconds per hand of the dealer and players (``None`` where unknown)."""
-    t_short, cpu_short = run_match(bot, short, workdir, cpus, extra)
-    t_long, cpu_long = run_match(bot, long, workdir, cpus, extra)
+    """Steady-state and plain hands/s for ``bot`` vs ``bot``, the same for the CPU
+    milliseconds per hand of the dealer and players (``None`` where unknown), and the
+    steady state's split between the processes (``split``)."""
+    t_short, cpu_short, split_short = run_match(bot, short, workdir, cpus, extra)
+    t_long, cpu_long, split_long = run_match(bot, long, workdir, cpus, extra)
     steady = (long - short) / max(t_long - t_short, 1e-9)
     cpu_steady = cpu_plain = None
     if cpu_short is not None and cpu_long is not None:
         cpu_steady = 1e3 * (cpu_long - cpu_short) / (long - short)
         cpu_plain = 1e3 * cpu_long / long
     return {"steady": steady, "plain": long / t_long, "startup_s": t_short - short / steady,
-            "cpu_ms": cpu_steady, "cpu_ms_plain": cpu_plain}
+            "cpu_ms": cpu_steady, "cpu_ms_plain": cpu_plain, "split": _split_ms(split_short, split_long, long - short)}
 
 
 def _receive(sock: socket.socket, budget_s: float) -> bytes:
@@ -260,6 +276,9 @@ def main() -> None:
         "cpu_ms_per_hand_random_one_cpu": None if rand_1 is None else ms(rand_1["cpu_ms"]),
         "cpu_ms_per_hand_call_no_polling": ms(call_0["cpu_ms"]),
         "cpu_ms_per_hand_call_polling": ms(call_p["cpu_ms"]),
+        "cpu_ms_per_hand_split_call": call["split"],
+        "cpu_ms_per_hand_split_call_one_cpu": None if call_1 is None else call_1["split"],
+        "cpu_ms_per_hand_split_call_no_polling": call_0["split"],
         "startup_s": round(call["startup_s"], 2),
         "loopback_round_trip_us": rtt,
         "loopback_round_trip_cpu_us": rtt_cpu,

@@ -39,6 +39,29 @@ def match_here(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return out
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="RUSAGE_CHILDREN is POSIX")
+def test_match_json_gives_each_process_cpu(tmp_path, capsys):
+    # The equity bot computes an equity at every decision, the call bot nothing: each
+    # seat's CPU must be charged to its own process, in seat order.
+    import resource
+
+    def reaped() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    before = reaped()
+    out = match_here(capsys, "holdem.nolimit.2p.reverse_blinds", "--players", "equity", "call",
+                     "--hands", "200", "--seed", "2", "--spin-us", "0", "--json", "--quiet",
+                     "--log", str(tmp_path / "m.log"))
+    total = reaped() - before
+    cpu = json.loads(out.strip().splitlines()[-1])["cpu_s"]
+    dealer, (equity, call) = cpu["dealer"], cpu["players"]
+    assert min(dealer, equity, call) > 0
+    assert equity > 1.5 * call
+    # every reaped child of this process is one of the three (no probe: polling is off)
+    assert dealer + equity + call == pytest.approx(total, abs=0.01)
+
+
 def test_match_json_matches_the_log(tmp_path, capsys):
     log = tmp_path / "m.log"
     assert main(["match", "holdem.nolimit.2p.reverse_blinds", "--players", "random", "call",
@@ -373,6 +396,8 @@ def test_no_aivat_and_a_failing_estimate_leave_the_match_as_it_was(tmp_path, cap
     assert failed["completed"] and failed["players"][1]["aivat"] == {"error": "AIVAT here is heads-up"}
     for p in failed["players"]:
         p.pop("aivat", None)
+    for report in (failed, plain):
+        report.pop("cpu_s")  # the operating system's clock: no two runs agree
     assert failed == plain
     assert main([*(a for a in argv if a != "--json"), "--aivat"]) == 0
     assert "leduc.nolimit.2p: no AIVAT estimate: AIVAT here is heads-up" in capsys.readouterr().out

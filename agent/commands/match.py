@@ -9,6 +9,9 @@ from the match's own hands, with the opened player's own translated policy (its
 translation, purification and bucket tables); by default with ``--json`` (``--aivat`` /
 ``--no-aivat``). Each strategy player's entry also says how many of its actions it
 repaired to make them legal and how many the client had to legalize after it.
+
+``--json`` also gives the CPU time of the dealer and of each seat's process (``cpu_s``),
+from the operating system's accounting of each child as it is reaped.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
 
 from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
@@ -207,6 +215,22 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "agent", *args]
 
 
+def _reaped_cpu() -> float | None:
+    """CPU seconds (user + system) of every child this process has reaped so far
+    (``RUSAGE_CHILDREN``; ``None`` where there is no such accounting). A child's time
+    joins it when it is reaped, so the change across one wait is that child's."""
+    if resource is None:
+        return None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _since(before: float | None) -> float | None:
+    """:func:`_reaped_cpu` now minus ``before``, rounded to the millisecond."""
+    now = _reaped_cpu()
+    return None if before is None or now is None else round(now - before, 3)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the match and report; the exit status is the dealer's."""
     game = load_game(args.game)
@@ -239,6 +263,9 @@ def run(args: argparse.Namespace) -> int:
     linux = sys.platform.startswith("linux")
     # (only from a single-threaded process: code between fork and exec must not need locks)
     child_setup = _die_with_parent if linux and threading.active_count() == 1 else None
+    # CPU of each process, as each is reaped (the probe's child was reaped before this)
+    cpu: dict[str, Any] = {"dealer": None, "players": [None] * len(specs)}
+    cpu_before = _reaped_cpu()
     with _sigterm_as_interrupt(), open(err_path, "wb") as dealer_err:
         dealer = subprocess.Popen(dealer_cmd, stdout=subprocess.PIPE, stderr=dealer_err,
                                   preexec_fn=child_setup)
@@ -280,11 +307,15 @@ def run(args: argparse.Namespace) -> int:
                     bar.update(counter())
             bar.update(counter())
             bar.close()
-            for p in procs[1:]:
+            cpu["dealer"] = _since(cpu_before)
+            for seat, p in enumerate(procs[1:]):
+                cpu_before = _reaped_cpu()
                 try:
                     p.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     p.kill()
+                    continue
+                cpu["players"][seat] = _since(cpu_before)
         finally:
             for p in procs:
                 if p.poll() is None:
@@ -337,6 +368,7 @@ def run(args: argparse.Namespace) -> int:
         "completed": dealer.returncode == 0,
         "players": players,
         "polling": polling.to_json(),
+        "cpu_s": cpu,
     }
     if args.json:
         print(json.dumps(summary))
