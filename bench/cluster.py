@@ -22,7 +22,8 @@ blueprint's (33,008,731). Per betting:
   to the same run at 180 s on the shipped betting).
 
 ``--hot-syncs S`` gives the cluster runs S exchanges of the hot rows a round
-(:func:`solver.training.cluster_deltas.hot_entries`), and ``--deals N`` stops them at N deals
+(:func:`solver.training.cluster_deltas.hot_entries`), ``--hot-async`` makes them not wait
+for the other worker, and ``--deals N`` stops them at N deals
 instead of ``--seconds`` (so that settings compare at one deal count).
 
 Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of
@@ -47,7 +48,7 @@ board on the shipped betting). ``--quick``: 30 s a side, ``1p,cap1`` only, 30 bo
 rounds of 1 and 5 s for 20 s.
 
 Usage: ``python bench/cluster.py [--quick] [--seconds T] [--bettings B ...] [--boards N]
-[--sync S ...] [--sweep-seconds T] [--hot-syncs S] [--deals N] [--abstraction DIR] [--out FILE]``
+[--sync S ...] [--sweep-seconds T] [--hot-syncs S] [--hot-async] [--deals N] [--abstraction DIR] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ BETTINGS = {"1p,cap1": "1p,cap1", "shipped": SHIPPED_BETTING}
 
 
 def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, cluster: bool, sync: float = 5.0,
-          iterations: int | None = None, hot_syncs: int = 0) -> dict[str, Any]:  # fmt: skip
+          iterations: int | None = None, hot_syncs: int = 0, hot_async: bool = False) -> dict[str, Any]:  # fmt: skip
     """One run of ``seconds`` or ``iterations`` deals (two Hogwild threads, or two Ray
-    workers of one thread, ``hot_syncs`` exchanges of the hot rows a round)."""
+    workers of one thread, ``hot_syncs`` exchanges of the hot rows a round, not waiting
+    for each other with ``hot_async``)."""
     from solver.training.cluster import ClusterOptions
     from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
     from solver.training.run import run_training
@@ -87,7 +89,7 @@ def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, clust
         threads=1 if cluster else 2,
         out=out,
         evaluation=EvaluationConfig(enabled=False),
-        cluster=ClusterOptions("local", 2, sync_seconds=sync, hot_syncs=hot_syncs) if cluster else None,
+        cluster=ClusterOptions("local", 2, sync_seconds=sync, hot_syncs=hot_syncs, hot_async=hot_async) if cluster else None,
     )
     t0 = time.perf_counter()
     run = run_training(config, say=lambda line: log(f"  {line}"))
@@ -103,6 +105,7 @@ def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, clust
         doc.update(
             sync_seconds=sync,
             hot_syncs=hot_syncs,
+            hot_async=hot_async,
             rounds=c["rounds"],
             bytes_in=c["bytes_in"],
             bytes_per_round=round(c["bytes_per_round"] or 0),
@@ -184,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sync", type=float, nargs="+", default=[1.0, 5.0, 20.0])
     ap.add_argument("--sweep-seconds", type=float, default=60.0)
     ap.add_argument("--hot-syncs", type=int, default=0, help="the cluster runs' exchanges of the hot rows a round")
+    ap.add_argument("--hot-async", action="store_true", help="the hot rows' exchanges do not wait for the other worker")
     ap.add_argument("--deals", type=int, help="stop the cluster runs at this many deals instead of --seconds")
     ap.add_argument("--abstraction", metavar="DIR", help="a built 169/1000/1000/1000 abstraction (default: the bench cache's)")
     ap.add_argument("--out", type=Path)
@@ -215,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             hog = train(ab_dir, betting, args.seconds, Path(tmp) / f"hog.{name}.strategy", cluster=False)
             log(f"{name}: Ray, 2 workers of 1 thread, " + (f"{args.deals:,} deals" if args.deals else f"{args.seconds:g} s"))
             ray_ = train(ab_dir, betting, None if args.deals else args.seconds, Path(tmp) / f"ray.{name}.strategy",
-                         cluster=True, iterations=args.deals, hot_syncs=args.hot_syncs)  # fmt: skip
+                         cluster=True, iterations=args.deals, hot_syncs=args.hot_syncs,
+                         hot_async=args.hot_async)  # fmt: skip
             ratio = ray_["deals_per_s"] / hog["deals_per_s"] if hog["deals_per_s"] else None
             log(f"{name}: head-to-head over {args.boards} boards")
             match = h2h(ab_dir, Path(tmp) / f"ray.{name}.strategy", Path(tmp) / f"hog.{name}.strategy", args.boards)
@@ -240,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         for sync in args.sync:
             log(f"sync {sync:g} s: Ray on 1p,cap1, {args.sweep_seconds:g} s")
             r = train(ab_dir, "1p,cap1", args.sweep_seconds, Path(tmp) / f"sweep.{sync}.strategy", cluster=True, sync=sync,
-                      hot_syncs=args.hot_syncs)
+                      hot_syncs=args.hot_syncs, hot_async=args.hot_async)
             sweep.append(r)
         doc["sync"] = sweep
     last = doc["bettings"].get("shipped") or next(iter(doc["bettings"].values()))

@@ -104,9 +104,10 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "sync_seconds": ("float", None),
     "sync_iterations": ("int", None),
     "hot_syncs": ("int", None),
+    "hot_async": ("bool", None),
 }
 #: The keys of a cluster run (each needs ``cluster``).
-CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations", "hot_syncs")
+CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations", "hot_syncs", "hot_async")
 #: The discount and pruning keys (each an AlgorithmConfig field of the same name).
 SCHEDULE_KEYS = (
     "discount", "discount_every", "discount_until", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
@@ -192,7 +193,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, traversals, memory_size, net_width, net_layers, sgd_steps, batch_size, policy_steps, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
             "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics, "
-            "cluster, workers, sync_seconds, sync_iterations, hot_syncs. "
+            "cluster, workers, sync_seconds, sync_iterations, hot_syncs, hot_async. "
             "Options on the command line override the file. Relative paths in the file "
             "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
             "as on the command line, not to the file's folder. Unknown keys and values of the "
@@ -488,6 +489,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="--cluster: times a round the workers add up each other's preflop and flop "
         "deltas (the rows nearly every deal visits); default 0, only at the round's end",
     )
+    p.add_argument(
+        "--hot-async",
+        action="store_true",
+        default=None,
+        help="--hot-syncs: each exchange adds what the workers have sent so far instead "
+        "of waiting for all of them (no wait on the slowest; the run no longer repeats "
+        "bit for bit)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no plan")
     p.set_defaults(func=run)
@@ -645,6 +654,7 @@ def _cluster_options(args: argparse.Namespace) -> ClusterOptions | None:
             sync_seconds=SYNC_SECONDS if args.sync_seconds is None else args.sync_seconds,
             sync_iterations=args.sync_iterations,
             hot_syncs=0 if args.hot_syncs is None else args.hot_syncs,
+            hot_async=bool(args.hot_async),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

@@ -53,7 +53,11 @@ machine's threads would add their samples (a fixed set of rows, so each keeps on
 scale). At the round's end every worker holds the same hot rows, so the driver's mean of
 the deltas adds their change once. Measured on the shipped betting at equal deals
 against Hogwild: -90 mbb/g without, -56 and -45 with 4 and 10 exchanges a 5-s round
-(README).
+(README). Each exchange waits for the slowest worker (about 85 ms a worker on one
+machine); with ``hot_async`` none waits: a worker posts its gain since its last post and
+takes the sum of the round's posts so far (:meth:`HotRows.post`), and at the round's end
+the driver sets the hot rows to their start plus the sum of every post (``take``), which
+is what the waiting exchanges add, whatever each worker happened to see.
 
 **Faults.** A worker that dies (its process killed, its node lost) is replaced by a new
 actor, which runs the dead worker's share again: the round loses the time, not the
@@ -132,13 +136,16 @@ class ClusterOptions:
     ``hot_syncs``: times a round the workers exchange the deltas of the hot rows
     (:func:`~solver.training.cluster_deltas.hot_entries`) through a small actor and add
     their sum, so that the rows every deal visits go stale for a fraction of a round (0:
-    only at the round's end)."""
+    only at the round's end); ``hot_async``: those exchanges do not wait for the other
+    workers (each adds what all have sent so far; the run no longer repeats bit for
+    bit)."""
 
     address: str
     workers: int
     sync_seconds: float = SYNC_SECONDS
     sync_iterations: int | None = None
     hot_syncs: int = 0
+    hot_async: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.address, str) or not self.address.strip():
@@ -154,6 +161,10 @@ class ClusterOptions:
         h = self.hot_syncs
         if isinstance(h, bool) or not isinstance(h, int) or h < 0:
             raise ClusterError(f"--hot-syncs must be a whole number of at least 0, not {h!r}")
+        if not isinstance(self.hot_async, bool):
+            raise ClusterError(f"hot_async must be true or false, not {self.hot_async!r}")
+        if self.hot_async and not h:
+            raise ClusterError("--hot-async needs --hot-syncs: the exchanges it makes asynchronous")
 
     def record(self) -> dict[str, Any]:
         """What the strategy file's training record keeps of it."""
@@ -164,6 +175,8 @@ class ClusterOptions:
             out["sync_seconds"] = self.sync_seconds
         if self.hot_syncs:
             out["hot_syncs"] = self.hot_syncs
+        if self.hot_async:
+            out["hot_async"] = True
         return out
 
 
@@ -327,14 +340,15 @@ class _Worker:
 
     def run(
         self, regrets: np.ndarray, avg_sums: np.ndarray, first: int, count: int, scale: float,
-        hot: Any = None, round_key: int = 0, syncs: int = 0, active: int = 1,
+        hot: Any = None, round_key: int = 0, syncs: int = 0, active: int = 1, wait: bool = True,
     ) -> dict[str, Any]:  # fmt: skip
         """Run global iterations ``first .. first + count - 1`` from the given tables;
         return their deltas times ``scale`` and what it took. With ``hot`` (a
         :class:`~solver.training.cluster_deltas.HotRows` actor) and ``syncs``, the share
         runs in ``syncs`` steps, after each of which the hot rows add the sum of the
-        ``active`` workers' steps (the round is then ``{"aborted": True}`` if the actor
-        says another worker died)."""
+        ``active`` workers' steps (``wait``), or of what every worker has posted so far
+        (not ``wait``: the driver then sets the hot rows from the actor's sum); the round
+        is ``{"aborted": True}`` if the actor says another worker died."""
         s = self.solver
         assert s is not None, "setup first"
         np.copyto(s.regrets, regrets, casting="same_kind")
@@ -354,20 +368,30 @@ class _Worker:
                 self._hot = hot_entries(s.layout)
             sel = self._hot
             base_r, base_a = s.regrets[sel].copy(), s.avg_sums[sel].copy()
+            # waiting: base is the rows every worker holds after the last exchange;
+            # posting: the round's start, and held is what this worker last set
+            held_r, held_a = base_r.copy(), base_a.copy()
             nodes = 0
             for step, part in enumerate(split_shares(0, count, syncs)):
                 t1 = time.perf_counter()
                 nodes += s.iterate(part[1]) if part[1] else 0
                 solve += time.perf_counter() - t1
-                dr = (s.regrets[sel] - base_r).astype(np.float32, copy=False)
-                da = (s.avg_sums[sel] - base_a).astype(np.float32, copy=False)
-                merged = ray.get(hot.exchange.remote((round_key, step), active, self.slot, dr, da))
+                dr = (s.regrets[sel] - held_r).astype(np.float32, copy=False)
+                da = (s.avg_sums[sel] - held_a).astype(np.float32, copy=False)
+                if wait:
+                    merged = ray.get(hot.exchange.remote((round_key, step), active, self.slot, dr, da))
+                else:
+                    merged = ray.get(hot.post.remote(round_key, dr, da))
                 if merged is None:
                     return {"aborted": True}
-                base_r += merged[0]
-                base_a += merged[1]
-                s.regrets[sel] = base_r
-                s.avg_sums[sel] = base_a
+                if wait:
+                    base_r += merged[0]
+                    base_a += merged[1]
+                    held_r, held_a = base_r, base_a
+                else:
+                    held_r, held_a = base_r + merged[0], base_a + merged[1]
+                s.regrets[sel] = held_r
+                s.avg_sums[sel] = held_a
         deltas = (encode_delta(s.regrets, regrets, scale), encode_delta(s.avg_sums, avg_sums, scale))
         return {"nodes": int(nodes), "deltas": deltas, "solve_seconds": solve}
 
@@ -440,6 +464,7 @@ class ClusterRunner:
         self._actors: list[Any] = [None] * options.workers
         self._files_ref: Any = None
         self._hot_actor: Any = None
+        self._hot_sel: slice | np.ndarray | None = None
         self._round_key = 0
         self._closed = False
         self._connect()
@@ -528,10 +553,16 @@ class ClusterRunner:
             self._hot_actor = ray.remote(HotRows).options(num_cpus=0).remote()
         hot = self._hot_actor if syncs else None
 
+        wait = not self.options.hot_async
+        if hot is not None and not wait:
+            if self._hot_sel is None:
+                self._hot_sel = hot_entries(s.layout)
+            hot_start = (s.regrets[self._hot_sel].copy(), s.avg_sums[self._hot_sel].copy())
+
         def launch(slot: int) -> Any:
             first, count = shares[slot]
             return self._actors[slot].run.remote(regrets_ref, avg_ref, first, count, scale,
-                                                 hot, self._round_key, syncs, active)  # fmt: skip
+                                                 hot, self._round_key, syncs, active, wait)  # fmt: skip
 
         self._round_key += 1
         pending = {slot: launch(slot) for slot, (_, count) in enumerate(shares) if count > 0}
@@ -584,6 +615,13 @@ class ClusterRunner:
             self.stats.bytes_in += delta_bytes(dr) + delta_bytes(da)
             self.stats.solve_seconds += r["solve_seconds"]
             nodes += r["nodes"]
+        if hot is not None and not wait:
+            # the workers' hot rows saw different shares of the others' posts; the round
+            # adds all of them, summed, as the waiting exchanges do
+            posted = ray.get(hot.take.remote(self._round_key))
+            if posted is not None:
+                s.regrets[self._hot_sel] = hot_start[0] + posted[0]
+                s.avg_sums[self._hot_sel] = hot_start[1] + posted[1]
         floor = s.config.floor_at if s.config.floor else None
         if floor is not None:
             np.maximum(s.regrets, floor, out=s.regrets)

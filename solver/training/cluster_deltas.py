@@ -116,13 +116,34 @@ def hot_entries(layout: Any) -> slice | np.ndarray:
 
 class HotRows:
     """A Ray actor (asynchronous) through which a round's workers exchange their hot
-    rows' deltas: each sends its own for a step and gets back the sum of all of them,
-    added in worker order, once every worker of the round has sent it; ``abort`` frees
-    the workers of a round in which one died (they get None)."""
+    rows' deltas. ``exchange``: each sends its own for a step and gets back the sum of
+    all of them, added in worker order, once every worker of the round has sent it.
+    ``post`` (exchanges that do not wait): each sends what it gained since its last post
+    and gets back at once the sum of everything posted in the round so far, its own
+    included; ``take`` hands the driver that sum at the round's end. ``abort`` frees the
+    workers of a round in which one died (they get None)."""
 
     def __init__(self) -> None:
         self._steps: dict[tuple[int, int], dict[str, Any]] = {}
+        self._sums: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._aborted: set[int] = set()
+
+    async def post(self, round_key: int, regrets: np.ndarray, avg: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Add a worker's gain to the round's sum; return the sum (None: round aborted)."""
+        if round_key in self._aborted:
+            return None
+        acc = self._sums.get(round_key)
+        if acc is None:
+            acc = self._sums[round_key] = (np.array(regrets, dtype=np.float32), np.array(avg, dtype=np.float32))
+        else:
+            acc[0][...] += regrets
+            acc[1][...] += avg
+        # copies: Ray may serialize a result after the next post has begun adding to it
+        return acc[0].copy(), acc[1].copy()
+
+    async def take(self, round_key: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The round's sum of posts, forgotten here (None if nothing was posted)."""
+        return self._sums.pop(round_key, None)
 
     async def exchange(
         self, key: tuple[int, int], workers: int, slot: int, regrets: np.ndarray, avg: np.ndarray
@@ -153,6 +174,7 @@ class HotRows:
 
     async def abort(self, round_key: int) -> None:
         self._aborted.add(round_key)
+        self._sums.pop(round_key, None)
         for key, step in list(self._steps.items()):
             if key[0] == round_key:
                 step["out"] = None

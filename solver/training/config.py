@@ -524,6 +524,7 @@ class TrainingConfig:
             ("--pure", a.pure),
             ("--probe", a.probe),
             ("--final-eval", e.final),
+            ("--hot-async", self.cluster is not None and self.cluster.hot_async),
         ):
             if on:
                 words.append(flag)
