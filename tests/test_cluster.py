@@ -230,7 +230,7 @@ def test_hot_async_adds_what_the_waiting_exchange_adds_and_survives_a_kill(clust
     assert np.allclose(posted, waited, rtol=0, atol=1e-6)
     assert np.abs(posted - apart).max() > 1e-3
     lines: list[str] = []
-    killed, timer, progress = _killer(lines, 1, 0.05)
+    killed, timer, progress = _killer(lines, 1, 0.02)  # 12 short rounds: kill early
     out = tmp_path / "a.strategy"
     rough = run_training(config(4, True, 5_000, out), say=lines.append, progress=progress)
     timer.join()
