@@ -369,8 +369,8 @@ class _Worker:
             sel = self._hot
             base_r, base_a = s.regrets[sel].copy(), s.avg_sums[sel].copy()
             # waiting: base is the rows every worker holds after the last exchange;
-            # posting: the round's start, and held is what this worker last set
-            held_r, held_a = base_r.copy(), base_a.copy()
+            # posting: the round's start; held is what this worker last set
+            held_r, held_a = base_r, base_a
             nodes = 0
             for step, part in enumerate(split_shares(0, count, syncs)):
                 t1 = time.perf_counter()
@@ -378,10 +378,9 @@ class _Worker:
                 solve += time.perf_counter() - t1
                 dr = (s.regrets[sel] - held_r).astype(np.float32, copy=False)
                 da = (s.avg_sums[sel] - held_a).astype(np.float32, copy=False)
-                if wait:
-                    merged = ray.get(hot.exchange.remote((round_key, step), active, self.slot, dr, da))
-                else:
-                    merged = ray.get(hot.post.remote(round_key, dr, da))
+                call = (hot.exchange.remote((round_key, step), active, self.slot, dr, da) if wait
+                        else hot.post.remote(round_key, dr, da))  # fmt: skip
+                merged = ray.get(call)
                 if merged is None:
                     return {"aborted": True}
                 if wait:
