@@ -89,6 +89,15 @@ def _positive_totals(regrets, r0, na, total):  # pragma: no cover - compiled
                 total[h] += x
 
 
+@njit(cache=True, inline="always")
+def _sigma(regrets, row, h, total, na):  # pragma: no cover - compiled
+    """Regret matching's probability of the action in ``row`` for hand ``h`` (``total``:
+    :func:`_positive_totals`; uniform where no regret is positive)."""
+    x = regrets[row, h]
+    t = total[h]
+    return (x if x > 0.0 else 0.0) / t if t > 0.0 else 1.0 / na
+
+
 @njit(cache=True)
 def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
     """The first part of one traverser's CFR update over the flat subgame tree (nodes in
@@ -121,9 +130,7 @@ def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets
         for i in range(na):
             c = kids[a0 + i]
             for h in range(n_hands):
-                x = regrets[r0 + i, h]
-                t = total[h]
-                sig = (x if x > 0.0 else 0.0) / t if t > 0.0 else 1.0 / na
+                sig = _sigma(regrets, r0 + i, h, total, na)
                 if mine:
                     reach_p[c, h] = reach_p[n, h] * sig
                     reach_o[c, h] = reach_o[n, h]
@@ -185,9 +192,7 @@ def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg,
         for i in range(na):
             c = kids[a0 + i]
             for h in range(n_hands):
-                x = regrets[r0 + i, h]
-                t = total[h]
-                sig = (x if x > 0.0 else 0.0) / t if t > 0.0 else 1.0 / na
+                sig = _sigma(regrets, r0 + i, h, total, na)
                 acc[h] += sig * value[c, h]
         for h in range(n_hands):
             value[n, h] = acc[h]
@@ -197,8 +202,7 @@ def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg,
             c = kids[a0 + i]
             for h in range(n_hands):
                 x = regrets[r0 + i, h]
-                t = total[h]
-                sig = (x if x > 0.0 else 0.0) / t if t > 0.0 else 1.0 / na
+                sig = _sigma(regrets, r0 + i, h, total, na)
                 y = x + value[c, h] - acc[h]
                 regrets[r0 + i, h] = y if (y > 0.0 or not plus) else 0.0
                 avg[r0 + i, h] += (weight * reach_p[n, h]) * sig
