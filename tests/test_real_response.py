@@ -314,6 +314,33 @@ def test_hand_values_match_brute_force():
                 assert s[b, i] == pytest.approx(sum(r[b, j] * np.sign(rank[i] - rank[j]) for j in pairs), abs=1e-12)
 
 
+def test_showdown_rows_equal_one_row_at_a_time_bit_for_bit():
+    """Many reach rows on one board in one sweep (the subgame's showdowns that share a
+    final board) give each row's showdown sums exactly as one row at a time, on 2-card
+    and 1-card hands, rows with zeros and the hands that hold a board card included; and
+    the pair-by-pair definition."""
+    from poker.evaluator import evaluate
+    from solver.evaluation._terminal import HandValues, _showdown_rows
+
+    gen = np.random.default_rng(3)
+    for deck, k, board in ((list(range(32, 52)), 2, [33, 38, 44, 47, 51]), ([0, 1, 4, 5, 8, 9], 1, [4])):
+        hands = np.array(list(itertools.combinations(deck, k)))
+        values = HandValues(hands, np.array([board]))
+        assert values.order is not None and values._sorted is not None
+        live = np.array([not set(h) & set(board) for h in hands.tolist()])
+        rows = gen.random((7, len(hands))) * live
+        rows[gen.random(rows.shape) < 0.3] = 0.0
+        got = np.empty_like(rows)
+        _showdown_rows(values.hands, values.order[0], values._sorted[0], rows, got)
+        one = np.vstack([values.showdown(rows[m : m + 1]) for m in range(rows.shape[0])])
+        assert np.array_equal(got[:, live], one[:, live])
+        rank = {i: evaluate(hands[i].tolist() + board) for i in np.flatnonzero(live)}
+        for i in np.flatnonzero(live)[::3]:
+            pairs = [j for j in np.flatnonzero(live) if not set(hands[i]) & set(hands[j])]
+            want = [sum(rows[m, j] * np.sign(rank[i] - rank[j]) for j in pairs) for m in range(rows.shape[0])]
+            assert got[:, i] == pytest.approx(want, abs=1e-12)
+
+
 def _states(game: Game) -> list[State]:
     out: list[State] = []
 

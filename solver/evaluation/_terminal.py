@@ -212,6 +212,80 @@ def _hand_showdown(hands: np.ndarray, order: np.ndarray, ranks: np.ndarray, r: n
             start = end
 
 
+@njit(cache=True)
+def _showdown_rows(hands: np.ndarray, order: np.ndarray, ranks: np.ndarray, r: np.ndarray,
+                   out: np.ndarray) -> None:
+    """:func:`_hand_showdown` for many reach rows on one board: ``out[m, i] = sum_{j
+    disjoint from i} r[m, j] sign(rank i - rank j)`` for every row ``m`` of ``r``
+    (float64[M, n]), ``order`` and ``ranks`` that board's (1-D). One sweep over the hands
+    serves every row, and the rows sit side by side in memory (each row's sums are added
+    in the same order as one row at a time, bit for bit). The terminals of a subgame
+    that share a final board: 2.9 times as fast as one row at a time for 35 rows of a
+    full-deck river, 2.1 for 8; slower below 3."""
+    m_rows, n = r.shape
+    k = hands.shape[1]
+    rt = np.ascontiguousarray(r.T)  # hands x rows
+    got = np.empty((n, m_rows))
+    all_card = np.zeros((_CARDS, m_rows))
+    weak_card = np.zeros((_CARDS, m_rows))
+    tie_card = np.zeros((_CARDS, m_rows))
+    total = np.zeros(m_rows)
+    weak = np.zeros(m_rows)
+    tie = np.empty(m_rows)
+    for j in range(n):  # the card totals, in hand order (as _card_totals)
+        for m in range(m_rows):
+            w = rt[j, m]
+            if w != 0.0:
+                total[m] += w
+                for c in range(k):
+                    all_card[hands[j, c], m] += w
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and ranks[end] == ranks[start]:
+            end += 1
+        tie[:] = 0.0
+        for t in range(start, end):
+            j = order[t]
+            for m in range(m_rows):
+                tie[m] += rt[j, m]
+            for c in range(k):
+                tie_card[hands[j, c], :] = 0.0
+        for t in range(start, end):
+            j = order[t]
+            for c in range(k):
+                card = hands[j, c]
+                for m in range(m_rows):
+                    tie_card[card, m] += rt[j, m]
+        for t in range(start, end):
+            i = order[t]
+            a = hands[i, 0]
+            b = hands[i, k - 1]
+            for m in range(m_rows):
+                d = total[m] - all_card[a, m]
+                w_i = weak[m] - weak_card[a, m]
+                t_i = tie[m] - tie_card[a, m]
+                if k == 2:
+                    d -= all_card[b, m]
+                    w_i -= weak_card[b, m]
+                    t_i -= tie_card[b, m]
+                    d += rt[i, m]
+                    t_i += rt[i, m]
+                got[i, m] = 2.0 * w_i + t_i - d
+        for t in range(start, end):
+            j = order[t]
+            for m in range(m_rows):
+                weak[m] += rt[j, m]
+            for c in range(k):
+                card = hands[j, c]
+                for m in range(m_rows):
+                    weak_card[card, m] += rt[j, m]
+        start = end
+    for m in range(m_rows):
+        for i in range(n):
+            out[m, i] = got[i, m]
+
+
 class HandValues:
     """Per-hand terminal sums (module docstring) on each of several boards, for reach
     arrays float64[B, n] over the same ``hands`` (int[n, k]) on every board, zero for the
