@@ -143,6 +143,14 @@ def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets
                     reach_p[c, h] = reach_p[n, h]
 
 
+@njit(cache=True, inline="always")
+def _in_chips(value, n, chips, live):  # pragma: no cover - compiled
+    """Terminal ``n``'s per-hand sums times its ``chips``, zero for the hands its board
+    holds (``live``)."""
+    for h in range(value.shape[1]):
+        value[n, h] *= chips * live[h]
+
+
 @njit(cache=True)
 def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, hands, order, ranks, live, reach_o,
                    value):  # pragma: no cover - compiled
@@ -156,9 +164,7 @@ def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, han
         n = folds[t]
         b = board_of[n]
         _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
-        chips = -spent[n, p] if player[n] == p else spent[n, 1 - p]
-        for h in range(n_hands):
-            value[n, h] *= chips * live[b, h]
+        _in_chips(value, n, -spent[n, p] if player[n] == p else spent[n, 1 - p], live[b])
     rows = np.empty((SHOWDOWN_ROWS, n_hands))
     got = np.empty((SHOWDOWN_ROWS, n_hands))
     for f in range(shown_from.shape[0] - 1):
@@ -177,10 +183,7 @@ def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, han
                     _hand_showdown(hands, order[f : f + 1], ranks[f : f + 1], reach_o[n : n + 1], value[n : n + 1])
         for t in range(lo, hi):
             n = showdowns[t]
-            b = board_of[n]
-            chips = spent[n, p]
-            for h in range(n_hands):
-                value[n, h] *= chips * live[b, h]
+            _in_chips(value, n, spent[n, p], live[board_of[n]])
 
 
 @njit(cache=True)
