@@ -32,6 +32,7 @@ from . import features as F
 from .indexer import HandIndexer
 
 __all__ = [
+    "METRICS",
     "AbstractionParams",
     "BuildPlan",
     "StreetPlan",
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 _METRICS = {"emd": F.METRIC_CDF, "moments": F.METRIC_MOMENTS}
+#: The feature metrics a build may use (:attr:`AbstractionParams.metric`).
+METRICS = tuple(_METRICS)
 _GIB = float(1 << 30)
 
 

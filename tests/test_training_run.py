@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from abstraction.plan import AbstractionParams
 from agent.cli import build_parser, main
 from agent.commands.train import config_from_args, merge_config
 from solver.problem import make_problem
@@ -168,6 +169,8 @@ def test_command_runs_the_same_config(tmp_path):
         checkpoint=CheckpointConfig(tmp_path / "c.ckpt", 60.0, tmp_path / "old.ckpt"),
         metrics=tmp_path / "m.jsonl",
         evaluation=EvaluationConfig(0.5, True),
+        abstract=AbstractionParams((3, 5), history=True, seed=2, bins=8, metric="moments",
+                                   history_weight=0.25, max_iter=7),
     )  # fmt: skip
     again = _from_cli(config.command())
     assert dataclasses.replace(again, recipe=None) == config

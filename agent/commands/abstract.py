@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from agent.commands.options import UserError
+from agent.commands.options import UserError, parse_buckets
+from abstraction.plan import METRICS
 from agent.progress import StageBars
 
 _EXAMPLES = """\
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--history", action="store_true", help="history-carrying buckets (previous street's bucket x own)")
     p.add_argument("--seed", type=int, default=0, help="k-means seed (default 0)")
     p.add_argument("--bins", type=int, default=32, help="histogram bins of river E[HS] (default 32)")
-    p.add_argument("--metric", choices=("emd", "moments"), default="emd",
+    p.add_argument("--metric", choices=METRICS, default="emd",
                    help="emd: L2 on the histogram CDF (default); moments: (E[HS], E[HS^2])")
     p.add_argument("--history-weight", type=float, default=0.5,
                    help="weight of the previous street in history buckets (default 0.5)")
@@ -60,16 +61,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _buckets(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise UserError(f"--buckets {text!r}: expected comma-separated integers, e.g. 169,200,200,200") from None
-    if any(v < 1 for v in values):
-        raise UserError(f"--buckets {text!r}: every count must be at least 1")
-    return values
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan (``--dry-run``) or build the abstraction; returns the exit status."""
     from abstraction.build import build_abstraction
@@ -79,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     game = load_game(args.game)
     params = AbstractionParams(
-        buckets=_buckets(args.buckets),
+        buckets=parse_buckets(args.buckets),
         history=args.history,
         seed=args.seed,
         bins=args.bins,

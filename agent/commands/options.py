@@ -46,6 +46,18 @@ def _whole_number(text: str, least: int, what: str) -> int:
     return value
 
 
+def parse_buckets(text: str, flag: str = "--buckets") -> tuple[int, ...]:
+    """Bucket counts per street from ``169,200,200,200``; :class:`UserError` naming
+    ``flag`` on anything else."""
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected comma-separated integers, e.g. 169,200,200,200") from None
+    if any(v < 1 for v in values):
+        raise UserError(f"{flag} {text!r}: every count must be at least 1")
+    return values
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     return _whole_number(text, 1, "positive")

@@ -21,6 +21,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from abstraction.plan import METRICS as ABSTRACT_METRICS
+from abstraction.plan import AbstractionParams
 from solver.training.algorithms import ALGORITHMS, FORMS
 from solver.training.cluster import SYNC_SECONDS, ClusterOptions
 from solver.training.config import (
@@ -52,8 +54,8 @@ from solver.training.run import (
     run_training,
 )
 
-from .options import UserError
-from ..progress import Progress
+from .options import UserError, parse_buckets
+from ..progress import Progress, StageBars
 
 #: Keys a ``--config`` TOML file may set: key -> (kind, choices or None). Each is the
 #: command-line option of the same name (``_`` for ``-``); ``game`` is the positional.
@@ -63,6 +65,13 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "game": ("str", None),
     "betting": ("str", None),
     "abstraction": ("path", None),
+    "abstract_buckets": ("str", None),
+    "abstract_seed": ("int", None),
+    "abstract_history": ("bool", None),
+    "abstract_bins": ("int", None),
+    "abstract_metric": ("str", ABSTRACT_METRICS),
+    "abstract_history_weight": ("float", None),
+    "abstract_max_iter": ("int", None),
     "algo": ("str", ALGORITHMS),
     "seconds": ("float", None),
     "iterations": ("int", None),
@@ -108,6 +117,12 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
 }
 #: The keys of a cluster run (each needs ``cluster``).
 CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations", "hot_syncs", "hot_async")
+#: The keys that say how to build the card abstraction (each needs ``abstract_buckets``):
+#: the ``pokerbot abstract`` option of the same name without ``abstract_``.
+ABSTRACT_KEYS = (
+    "abstract_seed", "abstract_history", "abstract_bins", "abstract_metric",
+    "abstract_history_weight", "abstract_max_iter",
+)  # fmt: skip
 #: The discount and pruning keys (each an AlgorithmConfig field of the same name).
 SCHEDULE_KEYS = (
     "discount", "discount_every", "discount_until", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
@@ -279,6 +294,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="card abstraction built for this game's cards by 'pokerbot abstract' "
         "(default: lossless buckets)",
     )
+    p.add_argument(
+        "--abstract-buckets",
+        metavar="LIST",
+        help="with --abstraction DIR: how that abstraction is built (buckets per street, as "
+        "'pokerbot abstract --buckets'); where DIR holds none yet the run builds it first "
+        "(an interrupted build goes on from its stage), where DIR holds one built otherwise "
+        "the run refuses to start; --dry-run predicts the build too",
+    )
+    p.add_argument("--abstract-seed", type=int, metavar="S", help="the build's k-means seed (default 0)")
+    p.add_argument(
+        "--abstract-history", action="store_true", default=None, help="history-carrying buckets"
+    )
+    p.add_argument("--abstract-bins", type=int, metavar="N", help="histogram bins (default 32)")
+    p.add_argument(
+        "--abstract-metric", choices=ABSTRACT_METRICS, help="the build's feature metric (default emd)"
+    )
+    p.add_argument(
+        "--abstract-history-weight", type=float, metavar="W",
+        help="weight of the previous street in history buckets (default 0.5)",
+    )  # fmt: skip
+    p.add_argument("--abstract-max-iter", type=int, metavar="N", help="k-means iterations at most (default 60)")
     p.add_argument(
         "--seconds",
         type=float,
@@ -615,6 +651,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         values = {k: str(v) if isinstance(v, Path) else v for k, v in args.config_values.items()}
         record = {"file": str(args.config), **values}
     return TrainingConfig(
+        abstract=_abstract_params(args),
         cluster=_cluster_options(args),
         game=args.game,
         algorithm=algorithm,
@@ -632,6 +669,21 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
         evaluation=evaluation,
         recipe="pokerbot " + " ".join(_recipe_args(sys.argv[1:])),
         config_record=record,
+    )
+
+
+def _abstract_params(args: argparse.Namespace) -> AbstractionParams | None:
+    """How to build the card abstraction (None without --abstract-buckets); another
+    --abstract-* option without it is an error."""
+    if args.abstract_buckets is None:
+        for key in ABSTRACT_KEYS:
+            if getattr(args, key) is not None:
+                raise ConfigError(f"--{key.replace('_', '-')} needs --abstract-buckets")
+        return None
+    given = {key.removeprefix("abstract_"): getattr(args, key) for key in ABSTRACT_KEYS}
+    return AbstractionParams(
+        buckets=parse_buckets(args.abstract_buckets, "--abstract-buckets"),
+        **{k: v for k, v in given.items() if v is not None},
     )
 
 
@@ -759,7 +811,18 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(config, plan_training(config), args.json)
     bar = ProgressBar(enabled=not args.quiet)
-    result = run_training(config, progress=bar, plan=args.json or not args.quiet, say=bar.note)
+    stages = StageBars(enabled=not args.quiet)  # a card abstraction built first, if any
+
+    def say(line: str) -> None:
+        stages.close()  # the build's last bar, before the line that says it is done
+        bar.note(line)
+
+    try:
+        result = run_training(
+            config, progress=bar, plan=args.json or not args.quiet, say=say, build_progress=stages
+        )
+    finally:
+        stages.close()
     print(json.dumps(_summary(result)) if args.json else _line(result))
     if result.interrupted:
         signum = result.signal if result.signal is not None else int(signal.SIGINT)

@@ -5,7 +5,8 @@ its betting and card abstraction, the algorithm and its options
 (:class:`AlgorithmConfig`), the budget (:class:`Budget`: seconds of solving and/or
 iterations, both totals over a resumed run), threads, seed, the table dtype, the stored
 policy's precision, checkpointing (:class:`CheckpointConfig`), the metrics file and the
-evaluation (:class:`EvaluationConfig`). Each is a frozen dataclass checked on
+evaluation (:class:`EvaluationConfig`), and how to build the card abstraction where it is
+not built yet (:class:`~abstraction.plan.AbstractionParams`). Each is a frozen dataclass checked on
 construction: a bad value raises :class:`ConfigError`, a ``ValueError`` whose one-line
 message names the option as ``pokerbot train`` spells it (``--seed``; a ``--config``
 file's key is the same name with ``_`` for ``-``), which the command line prints as its
@@ -25,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from abstraction.plan import AbstractionParams
 
 from .algorithms import ALGORITHMS, FORMS
 from .cluster import CLUSTER_ALGORITHMS, SYNC_SECONDS, ClusterOptions
@@ -111,6 +114,24 @@ def _path(value: Any) -> Path | None:
 
 def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)  # frozen dataclasses normalise in __post_init__
+
+
+#: ``pokerbot abstract``'s defaults, which the ``--abstract-*`` options share.
+ABSTRACT_DEFAULTS = AbstractionParams(buckets=(1,))
+
+
+def _check_abstract(params: AbstractionParams, folder: Path | None) -> None:
+    """:class:`ConfigError` unless ``params`` may build an abstraction into ``folder``;
+    the rest (counts per street, bins, metric) is checked against the game when the run
+    starts (:func:`abstraction.plan.plan_build`)."""
+    if not isinstance(params, AbstractionParams):
+        raise ConfigError(f"abstract must be an AbstractionParams, not {params!r}")
+    if folder is None:
+        raise ConfigError("--abstract-buckets needs --abstraction DIR: the folder to build it in")
+    if not params.buckets or any(_whole("--abstract-buckets", b) < 1 for b in params.buckets):
+        raise ConfigError(f"--abstract-buckets must be counts of at least 1, not {list(params.buckets)}")
+    if _whole("--abstract-seed", params.seed) < 0:
+        raise ConfigError(f"--abstract-seed must not be negative, not {params.seed}")
 
 
 @dataclass(frozen=True)
@@ -339,7 +360,11 @@ class TrainingConfig:
     :meth:`command`); ``config_record``, if given, as its ``config`` (the command line
     records a ``--config`` file and its settings there). ``cluster``: train on a Ray
     cluster (:mod:`solver.training.cluster`; the sampled algorithms), ``threads`` then
-    being each worker's.
+    being each worker's. ``abstract``: how the card abstraction in ``abstraction`` was
+    built (``pokerbot abstract``'s parameters): where that folder holds no finished
+    abstraction the run builds it first (a build interrupted goes on from its stage),
+    and where it holds one built otherwise the run refuses to start, so that a recipe
+    rebuilds its strategy from nothing with one command.
     """
 
     game: str
@@ -359,6 +384,7 @@ class TrainingConfig:
     recipe: str | None = None
     config_record: Mapping[str, Any] | None = None
     cluster: ClusterOptions | None = None
+    abstract: AbstractionParams | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.algorithm, AlgorithmConfig):
@@ -387,6 +413,8 @@ class TrainingConfig:
             raise ConfigError(f"cluster must be a ClusterOptions, not {self.cluster!r}")
         if self.threads < 1:
             raise ConfigError(f"--threads must be at least 1, not {self.threads}")
+        if self.abstract is not None:
+            _check_abstract(self.abstract, self.abstraction)
 
     @property
     def sampled(self) -> bool:
@@ -408,10 +436,14 @@ class TrainingConfig:
             return self.checkpoint.file
         return None if self.out is None else self.out.with_name(self.out.name + ".ckpt")
 
-    def check_paths(self) -> None:
-        """:class:`ConfigError` if the folder of ``out`` or of ``metrics`` does not exist."""
-        for flag, path in (("--out", self.out), ("--metrics", self.metrics)):
-            if path is not None and not path.parent.is_dir():
+    def check_paths(self, creates: Path | None = None) -> None:
+        """:class:`ConfigError` if the folder of ``out``, of ``metrics`` or of the
+        checkpoints does not exist, unless it is ``creates`` or a folder above it (the
+        card abstraction's folder, which the run builds first)."""
+        made = set() if creates is None else {creates, *creates.parents}
+        paths = (("--out", self.out), ("--metrics", self.metrics), ("--checkpoint", self.checkpoint_path))
+        for flag, path in paths:
+            if path is not None and not path.parent.is_dir() and path.parent not in made:
                 raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist")
 
     def table_dtype(self, resumed: Checkpoint | None = None) -> str:
@@ -515,6 +547,16 @@ class TrainingConfig:
             if k.sync_iterations is None:
                 valued.append(("--sync-seconds", k.sync_seconds, SYNC_SECONDS))
             valued.append(("--hot-syncs", k.hot_syncs, 0))
+        if self.abstract is not None:
+            p = self.abstract
+            valued += [
+                ("--abstract-buckets", ",".join(map(str, p.buckets)), None),
+                ("--abstract-seed", p.seed, 0),
+                ("--abstract-bins", p.bins, ABSTRACT_DEFAULTS.bins),
+                ("--abstract-metric", p.metric, ABSTRACT_DEFAULTS.metric),
+                ("--abstract-history-weight", p.history_weight, ABSTRACT_DEFAULTS.history_weight),
+                ("--abstract-max-iter", p.max_iter, ABSTRACT_DEFAULTS.max_iter),
+            ]
         for flag, value, default in valued:
             if value != default:
                 words += [flag, str(value)]
@@ -525,6 +567,7 @@ class TrainingConfig:
             ("--probe", a.probe),
             ("--final-eval", e.final),
             ("--hot-async", self.cluster is not None and self.cluster.hot_async),
+            ("--abstract-history", self.abstract is not None and self.abstract.history),
         ):
             if on:
                 words.append(flag)

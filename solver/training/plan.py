@@ -28,6 +28,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from abstraction.plan import BuildPlan
+from poker._sysinfo import GIB
+
 from .loop import train
 from .memory import MemoryEstimate, format_bytes
 
@@ -136,7 +139,9 @@ class TrainingPlan:
     metrics' table passes; ``strategy_seconds`` writing the strategy file.
     ``eval_every`` (seconds of solving between exact evaluations in the loop, None: none)
     and ``final_evaluation`` name what is not predicted. ``unknown``: why the solving
-    time is unknown.
+    time is unknown. ``build``: the card abstraction a dry run would build before
+    anything else (:func:`abstraction.plan.plan_build`; None: none), counted in the total
+    time and the peak.
     """
 
     algorithm: str
@@ -158,12 +163,24 @@ class TrainingPlan:
     eval_every: float | None
     final_evaluation: bool
     unknown: str | None = None
+    build: BuildPlan | None = None
+
+    @property
+    def training_peak_bytes(self) -> int:
+        """The training's predicted peak: the interpreter, the memory estimate and the
+        temporaries of writing."""
+        return RUNTIME_BYTES + self.memory.total + self.write_bytes
+
+    @property
+    def build_peak_bytes(self) -> int:
+        """The card abstraction build's predicted peak (0 without one); its arrays are
+        gone before the training's tables are allocated."""
+        return 0 if self.build is None else int(self.build.peak_gib * GIB)
 
     @property
     def peak_bytes(self) -> int:
-        """The predicted peak: the interpreter, the memory estimate and the temporaries
-        of writing."""
-        return RUNTIME_BYTES + self.memory.total + self.write_bytes
+        """The predicted peak of the whole run: the training's or the build's."""
+        return max(self.training_peak_bytes, self.build_peak_bytes)
 
     @property
     def writing_seconds(self) -> float:
@@ -176,7 +193,8 @@ class TrainingPlan:
         exact evaluations named by ``eval_every`` and ``final_evaluation`` excluded."""
         if self.solving_seconds is None:
             return None
-        return self.setup_seconds + self.solving_seconds + self.writing_seconds
+        build = 0.0 if self.build is None else self.build.seconds
+        return build + self.setup_seconds + self.solving_seconds + self.writing_seconds
 
     @property
     def rate(self) -> float | None:
@@ -211,6 +229,8 @@ class TrainingPlan:
             "write_bytes": self.write_bytes,
             "runtime_bytes": RUNTIME_BYTES,
             "peak_bytes": self.peak_bytes,
+            "build_seconds": _round(self.build.seconds) if self.build is not None else None,
+            "build_peak_bytes": self.build_peak_bytes if self.build is not None else None,
         }
 
     def _solving_text(self) -> str:
@@ -229,7 +249,8 @@ class TrainingPlan:
         """Two lines: the time (what the total leaves out named), the memory."""
         total = self.total_seconds
         setup = format_duration(self.setup_seconds)
-        parts = [
+        parts = [] if self.build is None else [f"{_about(self.build.seconds)} to build the card abstraction first"]
+        parts += [
             self._solving_text(),
             f"{setup} to check and load in this dry run, the run's tables not allocated"
             if self.dry_run
@@ -254,12 +275,17 @@ class TrainingPlan:
         if left_out:
             time_line += f", not counting {' and '.join(left_out)} (not predicted)"
         label, biggest = self.memory.biggest()
+        whose = "training's peak memory" if self.build is not None else "peak memory"
         memory_line = (
-            f"plan: peak memory about {format_bytes(self.peak_bytes)} predicted "
+            f"plan: {whose} about {format_bytes(self.training_peak_bytes)} predicted "
             f"({format_bytes(self.memory.total)} training, the biggest part the {label} "
             f"{format_bytes(biggest)}; {format_bytes(self.write_bytes)} more while writing "
             f"{self.writes}; {format_bytes(RUNTIME_BYTES)} the interpreter)"
         )
+        if self.build is not None:
+            memory_line += (
+                f"; building the card abstraction before it about {format_bytes(self.build_peak_bytes)}"
+            )
         return [time_line, memory_line]
 
     def text(self) -> str:
@@ -292,6 +318,7 @@ def predict(
     stats_gap: float,
     eval_every: float | None,
     final_evaluation: bool,
+    build: BuildPlan | None = None,
 ) -> TrainingPlan:
     """The :class:`TrainingPlan` of a run whose budgets leave ``iterations_left`` and
     ``seconds_left`` (None: no such budget): the solving time from the seconds budget or
@@ -299,7 +326,8 @@ def predict(
     table. ``checkpoint_every``: seconds of solving between checkpoints in the loop (None:
     none); ``checkpoint_at_end``: one is written at the end; ``metrics``: a metrics file
     gets a line every ``metrics_gap`` seconds, the table's passes at most every
-    ``stats_gap``. ``unknown``: why there is no pilot where one was needed."""
+    ``stats_gap``. ``unknown``: why there is no pilot where one was needed. ``build``:
+    the card abstraction to build first (its own prediction)."""
     ends: list[tuple[float, str]] = []
     if seconds_left is not None:
         ends.append((seconds_left, "seconds"))
@@ -352,5 +380,6 @@ def predict(
         eval_every=eval_every,
         final_evaluation=final_evaluation,
         unknown=unknown,
+        build=build,
     )
 

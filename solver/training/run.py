@@ -4,7 +4,9 @@ train`` does, for the command line, the benchmarks and any other driver alike.
 Given a :class:`~solver.training.config.TrainingConfig`, it:
 
 1. checks the output folders, loads the game and the card abstraction (its files checked
-   against its content hash) and the checkpoint to resume;
+   against its content hash; where the configuration says how to build it and its
+   folder holds no finished one, builds it first, :func:`abstraction.build.build_abstraction`)
+   and the checkpoint to resume;
 2. refuses, before allocating anything, a run whose memory estimate
    (:mod:`solver.training.memory`) exceeds what the machine has available;
 3. builds the problem (dealt from the deck where the chance layer is too big to list:
@@ -62,7 +64,9 @@ from .memory import MemoryEstimate, check_fits, estimate_training_memory
 from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
 
 if TYPE_CHECKING:
+    from abstraction.build import ProgressFn
     from abstraction.card_abstraction import CardAbstraction
+    from abstraction.plan import BuildPlan
 
 __all__ = [
     "EVAL_MAX_ENTRIES",
@@ -281,7 +285,8 @@ class _Prepared:
     resumed: Checkpoint | None
     sampling: Any  # the SamplingOptions of es/os/as/tcfr, None for cfr/cfr+
     estimate: MemoryEstimate
-    started: float  # time.perf_counter() when the run started
+    started: float  # time.perf_counter() when the run started (after building its abstraction)
+    build: BuildPlan | None = None  # the card abstraction a dry run would build first
 
     @property
     def iterations_left(self) -> int | None:
@@ -313,22 +318,76 @@ class _Setup:
     runner: ClusterRunner | None = None  # the workers of a cluster run
 
 
-def _prepare(config: TrainingConfig) -> _Prepared:
-    """Check, load and refuse what cannot fit (steps 1 and 2)."""
+def _pending_build(config: TrainingConfig, game: Game) -> BuildPlan | None:
+    """The build of ``config.abstraction`` still to do (None: none asked for, or done):
+    its plan where ``config.abstract`` says how to build it and the folder holds no
+    finished abstraction; :class:`ConfigError` where the parameters do not fit the game."""
+    if config.abstract is None:
+        return None
+    from abstraction.model import META_FILE
+    from abstraction.plan import plan_build
+
+    assert config.abstraction is not None, "TrainingConfig checks that abstract has a folder"
+    if (config.abstraction / META_FILE).exists():
+        return None
+    try:
+        return plan_build(game, config.abstract)
+    except ValueError as exc:
+        raise ConfigError(f"--abstract-buckets: {exc}") from None
+
+
+def _check_built_as_asked(config: TrainingConfig, abstraction: CardAbstraction) -> None:
+    """:class:`ConfigError` if ``abstraction`` was not built with ``config.abstract``."""
+    asked = config.abstract
+    if asked is None or abstraction.params == asked:
+        return
+    from abstraction.plan import AbstractionParams
+
+    def describe(p: AbstractionParams) -> str:
+        defaults = AbstractionParams(buckets=p.buckets)
+        other = [
+            f"{k} {v}" for k, v in p.to_json().items() if k != "buckets" and v != getattr(defaults, k)
+        ]
+        return ",".join(map(str, p.buckets)) + " buckets" + "".join(f", {o}" for o in other)
+
+    raise ConfigError(
+        f"--abstraction {config.abstraction} holds an abstraction of {describe(abstraction.params)}, "
+        f"not the {describe(asked)} that --abstract-* ask for: name another folder, or remove "
+        "this one to rebuild it"
+    )
+
+
+def _prepare(
+    config: TrainingConfig, *, dry_run: bool = False, build_progress: ProgressFn | None = None,
+    say: Callable[[str], None] | None = None,
+) -> _Prepared:
+    """Check, load (building the card abstraction first where it is asked for and not
+    built yet, unless ``dry_run``) and refuse what cannot fit (steps 1 and 2)."""
     started = time.perf_counter()
-    config.check_paths()
     algo = config.algorithm.name
     game = load_game(config.game)
-    abstraction = load_abstraction(config.abstraction)
+    build = _pending_build(config, game)
+    config.check_paths(creates=config.abstraction if build is not None else None)
+    if build is not None and not dry_run:
+        from abstraction.build import build_abstraction
+
+        assert config.abstraction is not None and config.abstract is not None
+        report = build_abstraction(game, config.abstract, config.abstraction, progress=build_progress)
+        if say is not None:
+            say(f"built the card abstraction {config.abstraction} in {report.seconds:.0f} s")
+        build, started = None, time.perf_counter()
+    abstraction = None if build is not None else load_abstraction(config.abstraction)
     if abstraction is not None:
         check_card_abstraction(game, abstraction)  # before the memory estimate reads it
+        _check_built_as_asked(config, abstraction)
     resumed = _load_resume(config.checkpoint.resume)
     sampling = config.sampling_options(resumed)
     tree = build_tree(game, config.betting)
     estimate = estimate_training_memory(
         game,
         config.betting,
-        abstraction_dir=config.abstraction,
+        abstraction_dir=config.abstraction if build is None else None,
+        buckets=build.params.buckets if build is not None else None,
         algorithm=algo,
         dtype=config.table_dtype(resumed),
         threads=config.threads,
@@ -338,7 +397,7 @@ def _prepare(config: TrainingConfig) -> _Prepared:
     refusal = check_fits(estimate)
     if refusal is not None:
         raise ConfigError(refusal)
-    return _Prepared(config, game, abstraction, tree, resumed, sampling, estimate, started)
+    return _Prepared(config, game, abstraction, tree, resumed, sampling, estimate, started, build)
 
 
 def _problem(prep: _Prepared) -> Problem:
@@ -376,6 +435,8 @@ def _pilot(
         return None, "deep trains networks of its own size: its rate shows after the first iteration"
     if prep.config.cluster is not None:
         return None, "a cluster's rate shows after its first rounds"
+    if prep.build is not None:
+        return None, "a pilot needs the card abstraction, which is not built yet"
     # the pilot's tables and the run's (or the checkpoint resumed) may live at once
     if check_fits(prep.estimate, available_memory_gib() / 2) is not None:
         return None, "a pilot would need twice the memory estimate: unknown until the first batches"
@@ -404,16 +465,21 @@ def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str |
         stats_gap=_stats_gap(prep.estimate.entries),
         eval_every=every if evaluates and every > 0 else None,
         final_evaluation=evaluates or c.evaluation.final,
+        build=prep.build,
     )
 
 
 def _setup(
-    config: TrainingConfig, pilot_seconds: float | None = None, say: Callable[[str], None] | None = None
+    config: TrainingConfig,
+    pilot_seconds: float | None = None,
+    say: Callable[[str], None] | None = None,
+    build_progress: ProgressFn | None = None,
 ) -> _Setup:
-    """Check, load, refuse what cannot fit, allocate, restore and compile; with
+    """Check, load (building the card abstraction where asked, ``build_progress``
+    getting its stages), refuse what cannot fit, allocate, restore and compile; with
     ``pilot_seconds``, also plan (the pilot first, so its tables are gone before the run's);
     on a cluster, start the workers (``say`` gets their lines)."""
-    prep = _prepare(config)
+    prep = _prepare(config, build_progress=build_progress, say=say)
     problem = _problem(prep)
     pilot, unknown = None, None
     if pilot_seconds is not None:
@@ -440,8 +506,10 @@ def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECOND
     checks of :func:`run_training` (paths, game, card abstraction, checkpoint, memory) and
     the :class:`~solver.training.plan.TrainingPlan`, writing nothing. A seconds budget
     allocates no table; an iterations budget runs the pilot (``pilot_seconds`` of
-    iterations) where twice the memory estimate fits. Errors as :func:`run_training`'s."""
-    prep = _prepare(config)
+    iterations) where twice the memory estimate fits. A card abstraction the configuration
+    would build first is not built: the plan predicts its build too (then with no pilot).
+    Errors as :func:`run_training`'s."""
+    prep = _prepare(config, dry_run=True)
     pilot, unknown = _pilot(prep, lambda: _problem(prep), pilot_seconds)
     return _plan(prep, dry_run=True, pilot=pilot, unknown=unknown)
 
@@ -655,8 +723,13 @@ def run_training(
     plan: bool = False,
     pilot_seconds: float = PILOT_SECONDS,
     say: Callable[[str], None] | None = None,
+    build_progress: ProgressFn | None = None,
 ) -> TrainingRun:
     """Run ``config`` (see the module docstring) and return what it did.
+
+    Where ``config.abstract`` asks for a card abstraction that is not built yet, the run
+    builds it first (``build_progress`` gets ``(stage, done, total)`` as ``pokerbot
+    abstract``'s bars do, ``say`` a line when it is done).
 
     ``progress`` gets a :class:`TrainingProgress` as the loop starts, after every batch
     and at the end. ``stop``: a request the caller may set (from the callback or another
@@ -678,7 +751,7 @@ def run_training(
     abstraction, or dies and is replaced, and :attr:`TrainingRun.cluster` holds what
     the rounds moved.
     """
-    setup = _setup(config, pilot_seconds if plan else None, say)
+    setup = _setup(config, pilot_seconds if plan else None, say, build_progress)
     try:
         session = _Session(setup, progress)
         try:
