@@ -382,7 +382,7 @@ def walk(
             d -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: the best-response walks of both players run side by side
 def root_value(
     t: KTree,
     c: KChance,

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 from itertools import product
 
 import numpy as np
 import pytest
 
 from poker.cards import rank_of
-from solver.evaluation.best_response import best_response_value, exploitability, profile_value
+from solver.evaluation.best_response import (
+    abstract_and_real_exploitability,
+    abstract_exploitability,
+    abstract_walks,
+    best_response_value,
+    exploitability,
+    profile_value,
+)
 from solver.problem import make_problem
 from solver.strategy import Strategy
 
@@ -125,3 +133,31 @@ def test_uniform_leduc_exploitability():
     assert r.exploitability == pytest.approx(2.373611111, abs=1e-9)  # oracle, N = 1
     with pytest.raises(ValueError):
         exploitability("kuhn.limit.2p", Strategy(problem, pol))
+
+
+def test_walks_side_by_side_give_the_same_figures_and_count_every_walk():
+    """Threads change how fast, not what: every figure equals the one-thread run's bit for
+    bit, and progress hears of each walk once (the abstract responders of imperfect-recall
+    buckets make one walk per level of their decisions, plus one)."""
+    problem = make_problem("leduc.limit.2p", bucket_fn=_pair_buckets, bucket_counts=[3, 2])
+    strategy = Strategy(problem, random_policy(problem, np.random.default_rng(5)))
+    alone = abstract_and_real_exploitability(strategy)
+    heard: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def progress(done: int, walks: int) -> None:
+        with lock:
+            heard.append((done, walks))
+
+    together = abstract_and_real_exploitability(strategy, threads=3, progress=progress)
+    assert together == alone
+    levels = [abstract_walks(strategy, p) for p in (0, 1)]
+    assert min(levels) > 2  # several levels: a real test of the count
+    walks = sum(levels) + 3  # and both real responders and the profile's value, once
+    assert heard == [(k, walks) for k in range(walks + 1)]
+    # the real responder alone, in threads, is the plain call's
+    assert exploitability(None, strategy, threads=2) == exploitability(None, strategy) == alone[1]
+    assert abstract_exploitability(None, strategy, threads=2) == alone[0]
+    assert alone[0].br[0] < alone[1].br[0] and alone[0].value == alone[1].value
+    with pytest.raises(ValueError, match="threads"):
+        exploitability(None, strategy, threads=0)

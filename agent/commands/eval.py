@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,12 @@ from ..strategy_player import StrategyPlayer
 from .eval_aivat import register_aivat
 from .eval_lbr import register_lbr
 from .eval_png import add_png_option, check_png, write_png
-from .options import UserError, add_resolve_options, resolve_spec
+from .options import UserError, add_resolve_options, positive_int, resolve_spec
 from .strategy_tables import add_tables_option
+
+
+#: An evaluation's independent walks: two best responses and the profile's value.
+MAX_WALKS_AT_ONCE = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -77,7 +82,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="the card abstraction the strategy was trained with (its content hash must match); "
         "needed only for files written before format 3, which do not carry the abstraction's model",
     )
+    e.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help="walks at once: each player's best response and the profile's value are "
+        f"independent (default: the machine's cores, at most {MAX_WALKS_AT_ONCE}; the figures do not depend on it)",
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=run)
     _register_h2h(what)
     _register_translated(what)
@@ -101,7 +114,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{args.strategy} was trained for {strategy.game.name or 'another game'}, not {game.name}"
         )
-    abstract, real = abstract_and_real_exploitability(strategy)
+    threads = args.threads or min(os.cpu_count() or 1, MAX_WALKS_AT_ONCE)
+    bar = Progress(None, "best response", unit=" walks", enabled=not args.quiet)
+
+    def walked(done: int, walks: int) -> None:
+        bar.total = walks
+        bar.update(done, force=done == walks)
+
+    try:
+        abstract, real = abstract_and_real_exploitability(strategy, threads=threads, progress=walked)
+    finally:
+        bar.close()
     cards: dict[str, Any] | None = (
         cards_record(strategy.problem) if strategy.problem.abstraction is not None else None
     )

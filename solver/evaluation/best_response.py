@@ -28,11 +28,18 @@ buckets, so it never exceeds the real-game best response.
 exploitability = (BR_0 + BR_1) / 2 in chips per game, where BR_i is the value of player
 i's best response (Johanson et al. 2011, Eq. 1 halved, as OpenSpiel's
 ``exploitability`` reports it); mbb/g = 1000 * exploitability / big blind.
+
+The walks of an evaluation are independent (each player's best response, and the
+profile's value), so with ``threads`` above 1 they run side by side (the walk releases
+the GIL), each with its own scratch space; the figures are the same either way.
+``progress`` hears of each walk as it ends: (walks done, walks in all).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,14 +52,22 @@ from ..problem import Buffers, Problem, as_game
 from ..strategy import Strategy
 
 __all__ = [
+    "WalkProgress",
     "Result",
     "abstract_and_real_exploitability",
     "abstract_best_response_value",
+    "abstract_walks",
     "abstract_exploitability",
     "best_response_value",
     "exploitability",
     "profile_value",
 ]
+
+
+#: Told (walks done, walks in all) as each walk of an evaluation ends, from any thread.
+WalkProgress = Callable[[int, int], None]
+#: What a walk calls when it ends (internal: counts towards a :data:`WalkProgress`).
+_Tick = Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -101,10 +116,13 @@ def _root(
     )
 
 
-def _walk(strategy: Strategy, player: int, mode: int) -> float:
+def _walk(strategy: Strategy, player: int, mode: int, tick: _Tick | None = None) -> float:
     policy = _checked_policy(strategy, player)
     p = strategy.problem
-    return _root(p, player, mode, policy, np.zeros(1), p.buffers())
+    value = _root(p, player, mode, policy, np.zeros(1), p.buffers())
+    if tick is not None:
+        tick()
+    return value
 
 
 def _buckets_identify_hands(problem: Problem) -> bool:
@@ -146,14 +164,15 @@ def _levels(problem: Problem, player: int) -> list[list[int]]:
     return out
 
 
-def abstract_best_response_value(strategy: Strategy, player: int) -> float:
+def abstract_best_response_value(strategy: Strategy, player: int, tick: _Tick | None = None) -> float:
     """Value (chips per game) of ``player``'s best response limited to the strategy's
     buckets, found by backward induction (see the module docstring; exact for
-    perfect-recall buckets, a lower bound on the abstract best response otherwise)."""
+    perfect-recall buckets, a lower bound on the abstract best response otherwise).
+    ``tick`` is called after each of its walks (:func:`abstract_walks` of them)."""
     policy = _checked_policy(strategy, player)
     p = strategy.problem
     if _buckets_identify_hands(p):
-        return best_response_value(strategy, player)
+        return best_response_value(strategy, player, tick)
     tree = p.tree
     b = p.buffers()
     pure = policy.copy()
@@ -164,6 +183,8 @@ def abstract_best_response_value(strategy: Strategy, player: int) -> float:
         # highest counterfactual value (the node's own policy term is common to all).
         acc[:] = 0.0
         _root(p, player, K.MODE_CFR, pure, acc, b)
+        if tick is not None:
+            tick()
         for node in nodes:
             n_act = int(tree.n_child[node])
             nb = int(p.chance.n_buckets[tree.street[node]])
@@ -172,59 +193,136 @@ def abstract_best_response_value(strategy: Strategy, player: int) -> float:
             block = np.zeros((nb, n_act))
             block[np.arange(nb), best] = 1.0
             pure[o : o + nb * n_act] = block.ravel()
-    return _root(p, player, K.MODE_EV, pure, np.zeros(1), b)
+    value = _root(p, player, K.MODE_EV, pure, np.zeros(1), b)
+    if tick is not None:
+        tick()
+    return value
 
 
-def best_response_value(strategy: Strategy, player: int) -> float:
+def abstract_walks(strategy: Strategy, player: int) -> int:
+    """How many tree walks :func:`abstract_best_response_value` makes for ``player``: one
+    per level of its decisions and one for the value, or one where the buckets tell
+    every hand apart."""
+    p = strategy.problem
+    return 1 if _buckets_identify_hands(p) else len(_levels(p, player)) + 1
+
+
+def best_response_value(strategy: Strategy, player: int, tick: _Tick | None = None) -> float:
     """Value (chips per game) of ``player``'s best response to the other player's part of ``strategy``."""
-    return _walk(strategy, player, K.MODE_BR)
+    return _walk(strategy, player, K.MODE_BR, tick)
 
 
-def profile_value(strategy: Strategy, player: int = 0) -> float:
+def profile_value(strategy: Strategy, player: int = 0, tick: _Tick | None = None) -> float:
     """Expected value (chips per game) of ``player`` when both players follow ``strategy``."""
-    return _walk(strategy, player, K.MODE_EV)
+    return _walk(strategy, player, K.MODE_EV, tick)
 
 
-def exploitability(game: Game | str | Path | None, strategy: Strategy) -> Result:
+def exploitability(
+    game: Game | str | Path | None, strategy: Strategy, *, threads: int = 1,
+    progress: WalkProgress | None = None,
+) -> Result:
     """Exploitability of ``strategy`` in the real card game (both best-response values and
     the profile's value): each best responder sees its exact cards and the board, the
     strategy is looked up through its buckets, the betting tree is the strategy's.
 
-    ``game`` (or None) must be the game the strategy was made for.
+    ``game`` (or None) must be the game the strategy was made for. ``threads``: walks
+    at once (up to 3); ``progress``: see the module docstring.
     """
-    if game is not None and as_game(game) != strategy.game:
-        raise ValueError("the strategy was made for a different game")
-    return _result(strategy, best_response_value)
+    _check_game(game, strategy)
+    real = _evaluate(strategy, threads, progress, abstract=False)[1]
+    assert real is not None
+    return real
 
 
-def abstract_exploitability(game: Game | str | Path | None, strategy: Strategy) -> Result:
+def abstract_exploitability(
+    game: Game | str | Path | None, strategy: Strategy, *, threads: int = 1,
+    progress: WalkProgress | None = None,
+) -> Result:
     """Exploitability of ``strategy`` in its abstract game: each best responder is limited
     to the strategy's buckets (:func:`abstract_best_response_value`). Without a card
     abstraction this equals :func:`exploitability`.
 
-    ``game`` (or None) must be the game the strategy was made for.
+    ``game`` (or None) must be the game the strategy was made for. ``threads`` and
+    ``progress`` as for :func:`exploitability`.
     """
+    _check_game(game, strategy)
+    abstract = _evaluate(strategy, threads, progress, real=False)[0]
+    assert abstract is not None
+    return abstract
+
+
+def abstract_and_real_exploitability(
+    strategy: Strategy, *, threads: int = 1, progress: WalkProgress | None = None
+) -> tuple[Result, Result]:
+    """(:func:`abstract_exploitability`, :func:`exploitability`) of ``strategy``; the
+    walks are made once when the buckets tell every hand apart (then both are equal),
+    and the profile's value once. ``threads`` and ``progress`` as for
+    :func:`exploitability`."""
+    abstract, real = _evaluate(strategy, threads, progress)
+    assert abstract is not None and real is not None
+    return abstract, real
+
+
+def _check_game(game: Game | str | Path | None, strategy: Strategy) -> None:
     if game is not None and as_game(game) != strategy.game:
         raise ValueError("the strategy was made for a different game")
-    return _result(strategy, abstract_best_response_value)
 
 
-def abstract_and_real_exploitability(strategy: Strategy) -> tuple[Result, Result]:
-    """(:func:`abstract_exploitability`, :func:`exploitability`) of ``strategy``; the
-    walks are made once when the buckets tell every hand apart (then both are equal)."""
-    real = _result(strategy, best_response_value)
-    if _buckets_identify_hands(strategy.problem):
-        return real, real
-    return _result(strategy, abstract_best_response_value), real
+def _evaluate(
+    strategy: Strategy, threads: int, progress: WalkProgress | None, *, abstract: bool = True,
+    real: bool = True,
+) -> tuple[Result | None, Result | None]:
+    """The abstract and real results asked for (None where not), their walks run
+    ``threads`` at a time; the profile's value is walked once for both."""
+    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+        raise ValueError(f"threads {threads!r} must be a whole number of at least 1")
+    same = _buckets_identify_hands(strategy.problem)
+    if same:  # the abstract responder is the real one
+        abstract, real = False, abstract or real
+    # the longest first, so that threads finish together: the abstract responders make
+    # a walk per level of their decisions
+    jobs: dict[str, Callable[[_Tick | None], float]] = {}
+    walks = 1
+    if abstract:
+        for i in (0, 1):
+            jobs[f"abstract{i}"] = lambda t, i=i: abstract_best_response_value(strategy, i, t)
+            walks += abstract_walks(strategy, i)
+    if real:
+        for i in (0, 1):
+            jobs[f"real{i}"] = lambda t, i=i: best_response_value(strategy, i, t)
+        walks += 2
+    jobs["value"] = lambda t: profile_value(strategy, 0, t)
+    done = 0
+    lock = threading.Lock()
 
+    def tick() -> None:
+        nonlocal done
+        with lock:  # walks end on any thread; the caller hears of them one at a time
+            done += 1
+            if progress is not None:
+                progress(done, walks)
 
-def _result(strategy: Strategy, br: Callable[[Strategy, int], float]) -> Result:
-    br0 = br(strategy, 0)
-    br1 = br(strategy, 1)
-    expl = (br0 + br1) / 2.0
-    return Result(
-        exploitability=expl,
-        mbb_per_game=1000.0 * expl / strategy.game.big_blind,
-        br=(br0, br1),
-        value=profile_value(strategy, 0),
-    )
+    if progress is not None:
+        progress(0, walks)
+    names = list(jobs)
+    if threads > 1:
+        with ThreadPoolExecutor(min(int(threads), len(names))) as pool:
+            figures = dict(zip(names, pool.map(lambda n: jobs[n](tick), names)))
+    else:
+        figures = {n: jobs[n](tick) for n in names}
+
+    def result(prefix: str) -> Result:
+        br0, br1 = figures[f"{prefix}0"], figures[f"{prefix}1"]
+        expl = (br0 + br1) / 2.0
+        return Result(
+            exploitability=expl,
+            mbb_per_game=1000.0 * expl / strategy.game.big_blind,
+            br=(br0, br1),
+            value=figures["value"],
+        )
+
+    real_result = result("real") if real else None
+    abstract_result = result("abstract") if abstract else None
+    if same:
+        abstract_result = real_result
+    return abstract_result, real_result

@@ -515,13 +515,18 @@ def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECOND
 
 
 #: How a run's strategy is evaluated at the end: (abstract game or None, real game).
-Evaluate = Callable[[Strategy], "tuple[Result | None, Result]"]
+#: Its threads are the run's, idle while it evaluates.
+Evaluate = Callable[[Strategy, int], "tuple[Result | None, Result]"]
 
 
-def _real_only(strategy: Strategy) -> tuple[Result | None, Result]:
+def _real_only(strategy: Strategy, threads: int) -> tuple[Result | None, Result]:
     """Past the size limit a final evaluation measures the real game only: the abstract
     responder of a card abstraction walks the tree once per level of its decisions."""
-    return None, exploitability(None, strategy)
+    return None, exploitability(None, strategy, threads=threads)
+
+
+def _abstract_and_real(strategy: Strategy, threads: int) -> tuple[Result | None, Result]:
+    return abstract_and_real_exploitability(strategy, threads=threads)
 
 
 @dataclass
@@ -583,7 +588,8 @@ class _Session:
         every = self.config.eval_every
         if self.can_eval and every > 0 and seconds - self.last_eval >= every:
             self.last_eval = seconds
-            self.result = abstract_exploitability(None, self.average())
+            # between batches the run's threads are idle: the walks use them
+            self.result = abstract_exploitability(None, self.average(), threads=self.config.threads)
             return True
         return False
 
@@ -699,10 +705,10 @@ class _Session:
         strategy = self.average() if evaluated else self._average_strategy()
         evaluate: Evaluate | None = None
         if self.can_eval:
-            evaluate = abstract_and_real_exploitability
+            evaluate = _abstract_and_real
         elif self.final_eval:
             evaluate = _real_only
-        final, real = evaluate(strategy) if evaluate is not None else (None, None)
+        final, real = evaluate(strategy, self.config.threads) if evaluate is not None else (None, None)
         last = self.measures(res, rss_gib(), final=True)
         last.update(
             **_figures("", final),
@@ -773,7 +779,7 @@ def run_training(
         sp = strategy.problem
         q = dequantize(quantize(strategy.policy, sp.tree, sp.offset, list(sp.chance.n_buckets)))
         as_stored = Strategy(sp, q, strategy.iterations, strategy.algorithm)
-        stored, stored_real = end.evaluate(as_stored)
+        stored, stored_real = end.evaluate(as_stored, config.threads)
     options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {
         "algorithm": config.algorithm.name,
