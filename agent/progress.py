@@ -97,7 +97,9 @@ class Progress:
             filled = int(24 * min(max(fracs), 1.0))
             text += f" [{'#' * filled}{'.' * (24 - filled)}]"
         text += f" {self._done:,.0f}" + (f"/{self.total:,.0f}" if self.total else "")
-        text += f" {rate:,.0f}{self.unit}/s elapsed {_fmt_seconds(elapsed)}"
+        # slow units (a walk a minute) keep two significant digits instead of showing 0/s
+        shown = f"{rate:,.0f}" if rate >= 10 or rate == 0 else f"{rate:.2g}"
+        text += f" {shown}{self.unit}/s elapsed {_fmt_seconds(elapsed)}"
         eta = self.remaining(now)
         if eta is not None:
             text += f" eta {_fmt_seconds(eta) if eta != float('inf') else '--:--'}"
