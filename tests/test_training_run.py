@@ -217,9 +217,16 @@ def test_run_training_is_the_command(tmp_path, capsys, monkeypatch):
     assert run.final is not None and run.final.exploitability < 0.01
     assert run.evaluation["precision"] == "u8" and run.stored is not None
     stages = [r.stage for r in reports]
-    assert stages[0] == "start" and stages[-1] == "end" and set(stages[1:-1]) == {"batch"}
+    batches = stages.count("batch")
+    assert stages[0] == "start" and stages[-1] == "end" and set(stages[1 : batches + 1]) == {"batch"}
+    # then the evaluations' walks: the average's (both responders and the profile's
+    # value, one walk each on kuhn) and the policy as stored, each from 0/3
+    evaluating = [r.fields["evaluating"] for r in reports[batches + 1 : -1]]
+    walks = [f"{k}/3 walks" for k in range(4)]
+    assert evaluating == walks + [f"as stored, {w}" for w in walks]
     assert reports[0].iterations_budget == 300 and reports[0].unit == " it"
-    assert [r.iterations for r in reports[1:-1]] == sorted(r.iterations for r in reports[1:-1])
+    done = [r.iterations for r in reports[1 : batches + 1]]
+    assert done == sorted(done)
     assert reports[-1].iterations == 300 and "expl" in reports[-1].fields
     assert capsys.readouterr().err == ""  # the library draws nothing
 

@@ -46,6 +46,7 @@ from poker.game import Game, load_game
 from ..chance import lossless_bucket_counts
 from ..evaluation.best_response import (
     Result,
+    WalkProgress,
     abstract_and_real_exploitability,
     abstract_exploitability,
     exploitability,
@@ -105,8 +106,10 @@ TABLE_STATS_GAP = 30.0
 @dataclass(frozen=True)
 class TrainingProgress:
     """What :func:`run_training` tells its ``progress`` callback: once as the timed loop
-    starts (``stage`` 'start'), after every batch ('batch') and once at the end ('end',
-    after the final evaluation).
+    starts (``stage`` 'start'), after every batch ('batch'), as the final evaluation
+    begins and after each of its walks of the tree ('evaluate', ``fields`` holding
+    ``evaluating``: walks done of walks in all) and once at the end ('end', after the
+    final evaluation).
 
     ``iterations`` and ``seconds`` (of solving) are this run's; ``iterations_budget`` and
     ``seconds_budget`` what this run may do (None: no such limit); ``unit`` is ' deals'
@@ -515,18 +518,20 @@ def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECOND
 
 
 #: How a run's strategy is evaluated at the end: (abstract game or None, real game).
-#: Its threads are the run's, idle while it evaluates.
-Evaluate = Callable[[Strategy, int], "tuple[Result | None, Result]"]
+#: Its threads are the run's, idle while it evaluates; the progress of its walks.
+Evaluate = Callable[[Strategy, int, "WalkProgress | None"], "tuple[Result | None, Result]"]
 
 
-def _real_only(strategy: Strategy, threads: int) -> tuple[Result | None, Result]:
+def _real_only(strategy: Strategy, threads: int, progress: WalkProgress | None = None) -> tuple[Result | None, Result]:
     """Past the size limit a final evaluation measures the real game only: the abstract
     responder of a card abstraction walks the tree once per level of its decisions."""
-    return None, exploitability(None, strategy, threads=threads)
+    return None, exploitability(None, strategy, threads=threads, progress=progress)
 
 
-def _abstract_and_real(strategy: Strategy, threads: int) -> tuple[Result | None, Result]:
-    return abstract_and_real_exploitability(strategy, threads=threads)
+def _abstract_and_real(
+    strategy: Strategy, threads: int, progress: WalkProgress | None = None
+) -> tuple[Result | None, Result]:
+    return abstract_and_real_exploitability(strategy, threads=threads, progress=progress)
 
 
 @dataclass
@@ -708,7 +713,13 @@ class _Session:
             evaluate = _abstract_and_real
         elif self.final_eval:
             evaluate = _real_only
-        final, real = evaluate(strategy, self.config.threads) if evaluate is not None else (None, None)
+        final, real = None, None
+        if evaluate is not None:
+
+            def walked(done: int, walks: int) -> None:
+                self.report("evaluate", res, {"evaluating": f"{done}/{walks} walks"})
+
+            final, real = evaluate(strategy, self.config.threads, walked)
         last = self.measures(res, rss_gib(), final=True)
         last.update(
             **_figures("", final),
@@ -769,7 +780,6 @@ def run_training(
         if setup.runner is not None:
             setup.runner.close()
     final, real, strategy = end.final, end.real, end.strategy
-    session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
     problem, solver = setup.problem, setup.solver
     stored, stored_real = final, real
     if end.evaluate is not None and config.precision == "u8":
@@ -779,7 +789,12 @@ def run_training(
         sp = strategy.problem
         q = dequantize(quantize(strategy.policy, sp.tree, sp.offset, list(sp.chance.n_buckets)))
         as_stored = Strategy(sp, q, strategy.iterations, strategy.algorithm)
-        stored, stored_real = end.evaluate(as_stored, config.threads)
+
+        def walked(done: int, walks: int) -> None:
+            session.report("evaluate", res, {"evaluating": f"as stored, {done}/{walks} walks"})
+
+        stored, stored_real = end.evaluate(as_stored, config.threads, walked)
+    session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
     options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {
         "algorithm": config.algorithm.name,
