@@ -522,7 +522,9 @@ def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECOND
 Evaluate = Callable[[Strategy, int, "WalkProgress | None"], "tuple[Result | None, Result]"]
 
 
-def _real_only(strategy: Strategy, threads: int, progress: WalkProgress | None = None) -> tuple[Result | None, Result]:
+def _real_only(
+    strategy: Strategy, threads: int, progress: WalkProgress | None = None
+) -> tuple[Result | None, Result]:
     """Past the size limit a final evaluation measures the real game only: the abstract
     responder of a card abstraction walks the tree once per level of its decisions."""
     return None, exploitability(None, strategy, threads=threads, progress=progress)
@@ -531,6 +533,7 @@ def _real_only(strategy: Strategy, threads: int, progress: WalkProgress | None =
 def _abstract_and_real(
     strategy: Strategy, threads: int, progress: WalkProgress | None = None
 ) -> tuple[Result | None, Result]:
+    """Both games, on small games (exact evaluation within :data:`EVAL_MAX_ENTRIES`)."""
     return abstract_and_real_exploitability(strategy, threads=threads, progress=progress)
 
 
