@@ -58,7 +58,7 @@ from ..tree import Tree, build_tree, table_offsets
 from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from .cluster import ClusterRunner, start_cluster
-from .config import SEEDED, ConfigError, TrainingConfig
+from .config import ABSTRACT_DEFAULTS, SEEDED, ConfigError, TrainingConfig
 from .dealt import make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
@@ -67,7 +67,7 @@ from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
 if TYPE_CHECKING:
     from abstraction.build import ProgressFn
     from abstraction.card_abstraction import CardAbstraction
-    from abstraction.plan import BuildPlan
+    from abstraction.plan import AbstractionParams, BuildPlan
 
 __all__ = [
     "EVAL_MAX_ENTRIES",
@@ -344,12 +344,10 @@ def _check_built_as_asked(config: TrainingConfig, abstraction: CardAbstraction) 
     asked = config.abstract
     if asked is None or abstraction.params == asked:
         return
-    from abstraction.plan import AbstractionParams
 
     def describe(p: AbstractionParams) -> str:
-        defaults = AbstractionParams(buckets=p.buckets)
         other = [
-            f"{k} {v}" for k, v in p.to_json().items() if k != "buckets" and v != getattr(defaults, k)
+            f"{k} {v}" for k, v in p.to_json().items() if k != "buckets" and v != getattr(ABSTRACT_DEFAULTS, k)
         ]
         return ",".join(map(str, p.buckets)) + " buckets" + "".join(f", {o}" for o in other)
 
