@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,9 +68,10 @@ import numpy as np
 from numba import njit
 
 from abstraction.betting import parse_betting
-from poker._atomic import atomic_write_bytes
+from poker._atomic import atomic_write
 from poker.game import Game, parse_game
 
+from .arrayfile import ArrayEntry, ArrayFileRules, ArraySpec, array_view, encode_arrays, read_arrays, write_arrays
 from .chance import NUMBERINGS, build_chance, lossless_bucket_counts, raw_lossless_bucket_counts
 from .problem import Problem, make_problem
 from .strategy import Strategy
@@ -93,8 +93,6 @@ VERSION = 3
 #: Versions the reader knows (1 and 2: one msgpack map; 3: header and mapped arrays).
 READS_VERSIONS = (1, 2, 3)
 MAGIC = b"PKBSTRAT"
-_PREAMBLE = struct.Struct("<8sIIQ32s")
-ALIGN = 64
 #: Caps on what a header may declare.
 MAX_FILE_BYTES = 1 << 36
 MAX_HEADER_BYTES = 1 << 24
@@ -308,11 +306,17 @@ def dumps(
     made (algorithm and iterations are taken from ``strategy`` when absent);
     ``evaluation``: figures measured on the stored (quantized) policy.
     """
+    return encode_arrays(MAGIC, VERSION, *_strategy_contents(strategy, precision, training, evaluation))
+
+
+def _strategy_contents(
+    strategy: Strategy, precision: str, training: dict[str, Any] | None, evaluation: dict[str, Any] | None
+) -> tuple[dict[str, Any], list[ArraySpec]]:
     p = strategy.problem
     cards = cards_record(p, model=True)
     train = {"algorithm": strategy.algorithm, "iterations": int(strategy.iterations)}
     train.update(training or {})
-    return _encode(p.tree, p.offset, cards, p.abstraction, strategy.policy, precision, train, evaluation)
+    return _contents(p.tree, p.offset, cards, p.abstraction, strategy.policy, precision, train, evaluation)
 
 
 def dumps_policy(
@@ -330,21 +334,31 @@ def dumps_policy(
     ``build_tree(game, betting)`` with the abstraction's bucket counts (lossless counts
     without one): probabilities (float) or already quantized rows (uint8 summing to 255).
     """
+    return encode_arrays(MAGIC, VERSION, *_policy_contents(game, betting, policy, abstraction, precision,
+                                                           training, evaluation))  # fmt: skip
+
+
+def _policy_contents(game: Game, betting: str | None, policy: np.ndarray, abstraction: CardAbstraction | None,
+                     precision: str, training: dict[str, Any] | None,
+                     evaluation: dict[str, Any] | None) -> tuple[dict[str, Any], list[ArraySpec]]:  # fmt: skip
     tree = build_tree(game, betting)
     counts = abstraction.bucket_counts if abstraction is not None else list(lossless_bucket_counts(game))
     offset, size = table_offsets(tree, counts)
     if policy.shape != (size,):
         raise ValueError(f"policy has shape {policy.shape}, the table has {size} entries")
     cards = _card_fields(abstraction, [int(c) for c in counts], model=True)
-    return _encode(tree, offset, cards, abstraction, policy, precision, dict(training or {}), evaluation)
+    return _contents(tree, offset, cards, abstraction, policy, precision, dict(training or {}), evaluation)
 
 
 def save_policy(path: str | Path, game: Game, betting: str | None, policy: np.ndarray, **kwargs: Any) -> None:
-    """Write :func:`dumps_policy` ``(game, betting, policy, **kwargs)`` to ``path`` atomically."""
-    atomic_write_bytes(Path(path), dumps_policy(game, betting, policy, **kwargs))
+    """Write :func:`dumps_policy` ``(game, betting, policy, **kwargs)`` to ``path`` atomically,
+    array by array (no copy of the file in memory)."""
+    kw = {"abstraction": None, "precision": "u8", "training": None, "evaluation": None, **kwargs}
+    header, specs = _policy_contents(game, betting, policy, **kw)
+    atomic_write(Path(path), lambda fh: write_arrays(fh, MAGIC, VERSION, header, specs))
 
 
-def _encode(
+def _contents(
     tree: Tree,
     offset: np.ndarray,
     cards: dict[str, Any],
@@ -353,7 +367,8 @@ def _encode(
     precision: str,
     training: dict[str, Any],
     evaluation: dict[str, Any] | None,
-) -> bytes:
+) -> tuple[dict[str, Any], list[ArraySpec]]:
+    """A format-3 file's header (without its arrays' places) and arrays."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     size = int(policy.shape[0])
@@ -377,45 +392,8 @@ def _encode(
         "precision": precision,
         "training": training,
         "evaluation": evaluation or {},
-        "arrays": {},
-        "end": 0,
     }
-    blobs = []
-    for name, arr in arrays.items():
-        a = np.ascontiguousarray(arr)
-        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
-        blobs.append((name, a))
-        header["arrays"][name] = {
-            "dtype": a.dtype.str,
-            "shape": [int(x) for x in a.shape],
-            "offset": 0,
-            "nbytes": int(a.nbytes),
-        }
-    # Offsets depend on the header's length, which depends on the offsets' widths:
-    # repeat until the length stands still (it only grows with the offsets, so it ends).
-    head_len = len(msgpack.packb(header, use_bin_type=True))
-    while True:
-        pos = _align(_PREAMBLE.size + head_len)
-        for name, a in blobs:
-            header["arrays"][name]["offset"] = pos
-            pos = _align(pos + a.nbytes)
-        header["end"] = end = pos
-        head = msgpack.packb(header, use_bin_type=True)
-        if len(head) == head_len:
-            break
-        head_len = len(head)
-    buf = bytearray(end)
-    buf[_PREAMBLE.size : _PREAMBLE.size + head_len] = head
-    for name, a in blobs:
-        o = header["arrays"][name]["offset"]
-        buf[o : o + a.nbytes] = a.tobytes()
-    digest = hashlib.sha256(memoryview(buf)[_PREAMBLE.size :]).digest()
-    buf[: _PREAMBLE.size] = _PREAMBLE.pack(MAGIC, VERSION, 0, head_len, digest)
-    return bytes(buf)
-
-
-def _align(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+    return header, [ArraySpec.of(name, a) for name, a in arrays.items()]
 
 
 def save_strategy(
@@ -427,8 +405,9 @@ def save_strategy(
     evaluation: dict[str, Any] | None = None,
 ) -> None:
     """Write ``strategy`` to ``path`` in format 3, atomically (temporary file, fsync,
-    rename); arguments as :func:`dumps`."""
-    atomic_write_bytes(Path(path), dumps(strategy, precision, training=training, evaluation=evaluation))
+    rename), array by array (no copy of the file in memory); arguments as :func:`dumps`."""
+    header, specs = _strategy_contents(strategy, precision, training, evaluation)
+    atomic_write(Path(path), lambda fh: write_arrays(fh, MAGIC, VERSION, header, specs))
 
 
 # ------------------------------------------------------------------ reading
@@ -605,61 +584,21 @@ def _unpack_map(raw: bytes | memoryview, source: str, what: str, *, max_bin: int
     return doc
 
 
-def _unpack_header(raw: bytes | memoryview, source: str) -> dict[str, Any]:
-    return _unpack_map(raw, source, "the header", max_bin=0, max_str=1 << 22, max_array=1 << 20, max_map=1 << 12)
+def _rules() -> ArrayFileRules:
+    """What :func:`solver.arrayfile.read_arrays` accepts as a format-3 file (the caps as
+    the module holds them now)."""
+    return ArrayFileRules(
+        magic=MAGIC, what="pokerbot strategy file", format=FORMAT, versions=(3,), known=READS_VERSIONS,
+        latest=VERSION, dtypes=frozenset(_ARRAY_DTYPES), max_file_bytes=MAX_FILE_BYTES,
+        max_header_bytes=MAX_HEADER_BYTES, max_arrays=MAX_ARRAYS,
+    )  # fmt: skip
 
 
-def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], dict[str, tuple[str, list[int], int, int]]]:
+def _parse_v3(buf: Any, source: str, file_bytes: int) -> tuple[dict[str, Any], dict[str, ArrayEntry]]:
     """Check preamble, checksum and header of a format-3 file in ``buf``; the header and
-    each array's (dtype, shape, offset, nbytes)."""
-    if file_bytes < _PREAMBLE.size:
-        raise _fail(source, f"truncated: {file_bytes} bytes, less than the {_PREAMBLE.size}-byte preamble")
-    magic, version, flags, head_len, digest = _PREAMBLE.unpack_from(buf, 0)
-    if magic != MAGIC:
-        raise _fail(source, "not a pokerbot strategy file")
-    if version not in READS_VERSIONS or version < 3:
-        newer = " (written by a newer pokerbot)" if version > VERSION else ""
-        raise _fail(source, f"format version {version} is not supported{newer}; this reader knows "
-                            f"{', '.join(str(v) for v in READS_VERSIONS)}")
-    if flags != 0:
-        raise _fail(source, f"unknown flags {flags:#x}")
-    if head_len > MAX_HEADER_BYTES or _PREAMBLE.size + head_len > file_bytes:
-        raise _fail(source, f"header length {head_len} does not fit the file ({file_bytes} bytes)")
-    doc = _unpack_header(memoryview(buf)[_PREAMBLE.size : _PREAMBLE.size + head_len], source)
-    end = doc.get("end")
-    if not isinstance(end, int) or isinstance(end, bool) or end > MAX_FILE_BYTES:
-        raise _fail(source, f"declared size {end!r} is beyond the cap {MAX_FILE_BYTES}")
-    if end > file_bytes:
-        raise _fail(source, f"truncated: {file_bytes} bytes, the header declares {end}")
-    if end < file_bytes:
-        raise _fail(source, f"{file_bytes - end} bytes after the declared end {end}")
-    if hashlib.sha256(memoryview(buf)[_PREAMBLE.size : end]).digest() != digest:
-        raise _fail(source, "checksum mismatch (the file is damaged)")
-    if doc.get("format") != FORMAT or doc.get("version") != version:
-        raise _fail(source, f"header format {doc.get('format')!r} version {doc.get('version')!r} "
-                            f"does not match the preamble's {FORMAT!r} {version}")
-    arrays = _get(doc, "arrays", dict, source)
-    if len(arrays) > MAX_ARRAYS:
-        raise _fail(source, f"{len(arrays)} arrays is more than the cap {MAX_ARRAYS}")
-    out: dict[str, tuple[str, list[int], int, int]] = {}
-    data_start = _PREAMBLE.size + head_len
-    for name, a in arrays.items():
-        if not isinstance(a, dict):
-            raise _fail(source, f"array {name!r} is not described by a map")
-        dt, shape, off, nb = a.get("dtype"), a.get("shape"), a.get("offset"), a.get("nbytes")
-        if dt not in _ARRAY_DTYPES:
-            raise _fail(source, f"array {name!r} has dtype {dt!r}")
-        if (not isinstance(shape, list) or len(shape) > 4
-                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in shape)):
-            raise _fail(source, f"array {name!r} has shape {shape!r}")
-        if not isinstance(off, int) or not isinstance(nb, int) or off % ALIGN or off < data_start:
-            raise _fail(source, f"array {name!r} has offset {off!r}")
-        count = int(np.prod(shape, dtype=object)) if shape else 1
-        if count * np.dtype(dt).itemsize != nb or off + nb > end:
-            raise _fail(source, f"array {name!r} declares {nb} bytes at {off}, beyond the file's {end} "
-                                f"or not {shape} x {np.dtype(dt).itemsize}")
-        out[name] = (dt, shape, off, nb)
-    if "policy" not in out or len(out["policy"][1]) != 1:
+    where each array lies."""
+    _, doc, out = read_arrays(buf, file_bytes, _rules(), lambda why: _fail(source, why))
+    if "policy" not in out or len(out["policy"].shape) != 1:
         raise _fail(source, "no one-dimensional policy array")
     return doc, out
 
@@ -669,8 +608,7 @@ def _from_v3(buf: Any, source: str, file_bytes: int, game: Game | None,
     doc, arrays = _parse_v3(buf, source, file_bytes)
 
     def array(name: str) -> np.ndarray:
-        dt, shape, off, nb = arrays[name]
-        return np.frombuffer(buf, dtype=dt, count=nb // np.dtype(dt).itemsize, offset=off).reshape(shape)
+        return array_view(buf, arrays[name])
 
     g = _read_game(doc, source)
     _check_game(g, game, source)

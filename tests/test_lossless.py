@@ -29,8 +29,8 @@ from solver.chance import (
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.play.player import bucket_batch_fn, bucket_fn, translated
 from solver.problem import make_problem
+from solver.arrayfile import ALIGN
 from solver.strategy_io import (
-    ALIGN,
     MAGIC,
     StrategyFileError,
     dumps,

@@ -34,8 +34,8 @@ from solver.training.cfr import CFRPlusSolver
 from solver.play.player import bucket_fn, open_playable
 from solver.problem import Problem, make_problem
 from solver.strategy import Strategy
+from solver.arrayfile import ALIGN
 from solver.strategy_io import (
-    ALIGN,
     MAGIC,
     MAX_ARRAYS,
     MAX_FILE_BYTES,

@@ -2,17 +2,22 @@
 statistically.
 
 :func:`save_checkpoint` writes any training solver's tables and iteration count (in
-vector CFR's layout), and for the sampled solvers (:mod:`solver.training.sampled`) their RNG
-states and options, to one msgpack map with a SHA-256 of its arrays;
-:func:`load_checkpoint` reads it back (:meth:`Checkpoint.sampling_options` rebuilds a
-sampled run's :class:`~solver.training.sampled.SamplingOptions`) and
-:func:`restore_checkpoint` loads it into a solver built for the same run. The card buckets are recorded as a strategy file records
-them (:mod:`solver.strategy_io`).
+vector CFR's layout), and for the sampled solvers (:mod:`solver.training.sampled`) their
+RNG states and options, in the layout of :mod:`solver.arrayfile` (version 2: magic
+``PKBCHKPT``, a msgpack header, the raw arrays, a SHA-256 over both), converting and
+writing the tables piece by piece so that a checkpoint never holds a copy of them;
+:func:`load_checkpoint` maps it back (or reads a version-1 file, one msgpack map, whole;
+:meth:`Checkpoint.sampling_options` rebuilds a sampled run's
+:class:`~solver.training.sampled.SamplingOptions`) and :func:`restore_checkpoint` copies
+it into a solver built for the same run. The card buckets are recorded as a strategy
+file records them (:mod:`solver.strategy_io`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
 
-from poker._atomic import atomic_write_bytes
+from poker._atomic import atomic_write
 from poker.game import parse_game
 
+from ..arrayfile import ArrayFileRules, ArraySpec, array_view, read_arrays, write_arrays
 from ..problem import Problem, make_problem
 from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
@@ -42,7 +48,9 @@ __all__ = [
 
 
 CHECKPOINT_FORMAT = "pokerbot-training-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+#: The first bytes of a version-2 checkpoint (version 1 is a bare msgpack map).
+MAGIC = b"PKBCHKPT"
 _NP = {"<f8": np.float64, "<f4": np.float32, "<u8": np.uint64, "<i4": np.int32, "<i8": np.int64}
 
 
@@ -93,42 +101,42 @@ class Checkpoint:
         return make_problem(game, self.betting or None, abstraction=abstraction)
 
 
-def _pack_array(a: np.ndarray) -> dict[str, Any]:
-    a = np.ascontiguousarray(a)
-    dt = a.dtype.newbyteorder("<").str
-    return {"dtype": dt, "shape": list(a.shape), "data": a.astype(dt, copy=False).tobytes()}
+def _canonical(solver: SampledCFRSolver, name: str) -> ArraySpec:
+    """A sampled solver's table ``name`` in vector CFR's layout, converted piece by piece
+    as it is written (never copied whole)."""
+    table = getattr(solver, name)
+    dt = table.dtype.newbyteorder("<")
+    return ArraySpec(name, dt, (int(table.shape[0]),),
+                     lambda: solver.layout.canonical_pieces(table))  # fmt: skip
 
 
 def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> None:
     """Write ``solver``'s state (regrets, average sums, iteration count and, for sampled
     solvers, RNG states and options; Deep CFR's memories, counts and networks instead of
-    tables) to ``path`` atomically, as one msgpack map; its
-    ``cards`` field records the card abstraction as a strategy file does
+    tables) to ``path`` atomically, in the layout of :mod:`solver.arrayfile` (version 2):
+    the tables go out piece by piece, so writing holds no copy of them. Its ``cards``
+    field records the card abstraction as a strategy file does
     (:func:`solver.strategy_io.cards_record`)."""
     p = solver.problem
     cards = cards_record(p)
+    specs: list[ArraySpec]
     if solver.algorithm == "deep":  # its memories, counts and networks
-        arrays = solver.state_arrays()
+        specs = [ArraySpec.of(k, v) for k, v in solver.state_arrays().items()]
         algorithm, options = "deep", solver.options()
         seed, threads, nodes = solver.opts.seed, 1, solver.nodes
     elif isinstance(solver, SampledCFRSolver):  # stored in vector CFR's layout
-        arrays = {"regrets": solver.layout.to_canonical(solver.regrets),
-                  "avg_sums": solver.layout.to_canonical(solver.avg_sums)}
+        specs = [_canonical(solver, "regrets"), _canonical(solver, "avg_sums")]
+        specs += [ArraySpec.of(k, v) for k, v in solver.random_state().items()]
         algorithm = solver.algorithm
         options = solver.options()
-        arrays.update(solver.random_state())
         seed, threads, nodes = solver.sampling.seed, solver.sampling.threads, solver.nodes
     else:
-        arrays = {"regrets": solver.regrets, "avg_sums": solver.avg_sums}
+        specs = [ArraySpec.of("regrets", solver.regrets), ArraySpec.of("avg_sums", solver.avg_sums)]
         algorithm = solver.algorithm.value
         options = {"delay": solver.delay}
         # chance and public chance sampling draw from a stream keyed by their seed
         seed, threads, nodes = getattr(solver, "seed", 0), 1, 0
-    packed = {k: _pack_array(v) for k, v in arrays.items()}
-    digest = hashlib.sha256()
-    for k in sorted(packed):
-        digest.update(packed[k]["data"])
-    doc = {
+    header = {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
         "game": p.game.to_text(),
@@ -143,39 +151,39 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
         "seed": int(seed),
         "threads": int(threads),
         "table_size": int(p.size),
-        "arrays": packed,
-        "sha256": digest.hexdigest(),
     }
-    atomic_write_bytes(Path(path), bytes(msgpack.packb(doc, use_bin_type=True)))
+    atomic_write(Path(path), lambda fh: write_arrays(fh, MAGIC, CHECKPOINT_VERSION, header, specs))
+
+
+def _rules() -> ArrayFileRules:
+    return ArrayFileRules(
+        magic=MAGIC, what=f"{CHECKPOINT_FORMAT} file", format=CHECKPOINT_FORMAT, versions=(CHECKPOINT_VERSION,),
+        known=(1, CHECKPOINT_VERSION), latest=CHECKPOINT_VERSION, dtypes=frozenset(_NP), max_file_bytes=1 << 42,
+        max_header_bytes=1 << 24, max_arrays=256,
+    )  # fmt: skip
 
 
 def load_checkpoint(path: str | Path) -> Checkpoint:
-    """Read a checkpoint written by :func:`save_checkpoint` (checksum verified)."""
+    """Read a checkpoint written by :func:`save_checkpoint` (checksum verified). A
+    version-2 file is mapped: its arrays are read-only views of the file, read when
+    used (a resumed run copies its tables straight into its own)."""
     src = str(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if fh.read(len(MAGIC)) != MAGIC:
+                fh.seek(0)
+                return _load_v1(fh.read(), src)
+            buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise CheckpointError(f"{src}: cannot read ({exc.strerror})") from None
+    _, doc, entries = read_arrays(buf, size, _rules(), lambda why: CheckpointError(f"{src}: {why}"))
+    return _checkpoint(doc, {k: array_view(buf, e) for k, e in entries.items()}, src)
+
+
+def _checkpoint(doc: dict[str, Any], arrays: dict[str, np.ndarray], src: str) -> Checkpoint:
+    """The :class:`Checkpoint` of a header ``doc`` and its ``arrays``."""
     try:
-        doc = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_ext_len=0)
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise CheckpointError(f"{src}: not a msgpack checkpoint ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{src}: not a {CHECKPOINT_FORMAT} file")
-    if doc.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(f"{src}: version {doc.get('version')} is not {CHECKPOINT_VERSION}")
-    try:
-        packed = doc["arrays"]
-        digest = hashlib.sha256()
-        for k in sorted(packed):
-            digest.update(packed[k]["data"])
-        if digest.hexdigest() != doc["sha256"]:
-            raise CheckpointError(f"{src}: checksum mismatch (the file is damaged)")
-        arrays = {}
-        for k, v in packed.items():
-            if v["dtype"] not in _NP:
-                raise CheckpointError(f"{src}: array {k} has dtype {v['dtype']!r}")
-            arrays[k] = np.frombuffer(v["data"], dtype=v["dtype"]).reshape(v["shape"]).copy()
         return Checkpoint(
             game_text=str(doc["game"]),
             game_name=str(doc.get("game_name", "")),
@@ -191,9 +199,36 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
             cards=dict(doc.get("cards") or {"abstraction": "lossless"}),
         )
     except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{src}: malformed checkpoint ({exc!r})") from None
+
+
+def _load_v1(data: bytes, src: str) -> Checkpoint:
+    """A version-1 checkpoint: one msgpack map holding its arrays (read whole)."""
+    try:
+        doc = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_ext_len=0)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise CheckpointError(f"{src}: not a msgpack checkpoint ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{src}: not a {CHECKPOINT_FORMAT} file")
+    if doc.get("version") != 1:
+        raise CheckpointError(f"{src}: version {doc.get('version')} is not 1 or {CHECKPOINT_VERSION}")
+    try:
+        packed = doc["arrays"]
+        digest = hashlib.sha256()
+        for k in sorted(packed):
+            digest.update(packed[k]["data"])
+        if digest.hexdigest() != doc["sha256"]:
+            raise CheckpointError(f"{src}: checksum mismatch (the file is damaged)")
+        arrays = {}
+        for k, v in packed.items():
+            if v["dtype"] not in _NP:
+                raise CheckpointError(f"{src}: array {k} has dtype {v['dtype']!r}")
+            arrays[k] = np.frombuffer(v["data"], dtype=v["dtype"]).reshape(v["shape"])
+    except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CheckpointError):
             raise
         raise CheckpointError(f"{src}: malformed checkpoint ({exc!r})") from None
+    return _checkpoint(doc, arrays, src)
 
 
 def restore_checkpoint(solver: Any, ckpt: Checkpoint) -> None:

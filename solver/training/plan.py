@@ -3,8 +3,8 @@
 A plan puts together
 
 * the **memory**: the estimate of :mod:`solver.training.memory` (what the run allocates,
-  part by part) plus the temporaries of writing a checkpoint or the strategy file, which
-  copy the tables (:func:`write_memory`), plus the interpreter's own
+  part by part) plus the temporaries of writing a checkpoint or the strategy file
+  (:func:`write_memory`: the file's policy; a checkpoint goes out piece by piece), plus the interpreter's own
   (:data:`RUNTIME_BYTES`);
 * the **time before the loop**, measured (loading and checking, allocating, restoring a
   checkpoint, compiling the kernels, the pilot below);
@@ -36,7 +36,7 @@ from .memory import MemoryEstimate, format_bytes
 
 __all__ = [
     "CHECKPOINT_S_PER_BYTE",
-    "CHECKPOINT_TEMP_PER_BYTE",
+    "CHECKPOINT_TEMP_BYTES",
     "PILOT_SECONDS",
     "PILOT_SHARE",
     "RUNTIME_BYTES",
@@ -55,20 +55,22 @@ __all__ = [
 PILOT_SECONDS = 2.0
 #: ... and at most this share of the iterations left: a short run's pilot adds a tenth.
 PILOT_SHARE = 0.1
-# Measured on 20-card hold'em (9.6M entries, es, one thread, a 2-core machine whose cores
-# were both busy) and on a full-deck run: what writing costs per byte of the two tables or
+# Measured on 20-card hold'em (9.6M entries, es, float32, one thread, the 2-core
+# development VM) and on a full-deck run: what writing costs per byte of the two tables or
 # per table entry.
-#: A checkpoint: copies to vector CFR's layout, to bytes, msgpack, sha256, fsync (9 ns per
-#: byte of regrets and average sums measured, float32 and float64 alike; 2.5 s for the
-#: full-deck run's 264 MB).
-CHECKPOINT_S_PER_BYTE = 1.0e-8
-#: ... and it holds four copies of the two tables at its peak.
-CHECKPOINT_TEMP_PER_BYTE = 4
+#: A checkpoint: the tables converted to vector CFR's layout piece by piece, hashed and
+#: written, then fsync (5.5 ns per byte of regrets and average sums measured: 0.42 s for
+#: 77 MB).
+CHECKPOINT_S_PER_BYTE = 6.0e-9
+#: ... holding one piece of each table at a time (solver.arrayfile: 3.5 bytes per entry
+#: of the 20-card tables measured, 34 MB; pieces of 4M entries, float64 at most).
+CHECKPOINT_TEMP_BYTES = 2 * (1 << 22) * 8
 #: The strategy file: the average strategy, the unaveraged rows' counts, one byte per
 #: probability, the file (0.10 to 0.12 us per entry measured).
 STRATEGY_S_PER_ENTRY = 1.3e-7
-#: ... holding the float64 policy and its copies: 24 bytes per entry at its peak.
-STRATEGY_TEMP_PER_ENTRY = 24
+#: ... holding the float64 policy and the quantized table: 9.03 bytes per entry measured
+#: from the last batch to the end of a run (written array by array, no copy of the file).
+STRATEGY_TEMP_PER_ENTRY = 9
 #: A metrics line's two passes over the regret table (solver.training.loop.table_stats:
 #: 0.14 s a line measured on a full-deck run's 33M float32 entries).
 STATS_S_PER_BYTE = 1.1e-9
@@ -93,10 +95,10 @@ def format_duration(seconds: float) -> str:
 
 def write_memory(estimate: MemoryEstimate, checkpoints: bool) -> tuple[int, str]:
     """Bytes the run holds beside its estimate while writing, and what writes them: a
-    checkpoint's copies of the tables (when it writes any) or the strategy file's policy,
+    checkpoint's pieces of the tables (when it writes any) or the strategy file's policy,
     whichever is more."""
     strategy = STRATEGY_TEMP_PER_ENTRY * estimate.entries
-    checkpoint = CHECKPOINT_TEMP_PER_BYTE * (estimate.regrets + estimate.average)
+    checkpoint = CHECKPOINT_TEMP_BYTES
     if checkpoints and checkpoint > strategy:
         return checkpoint, "a checkpoint"
     return strategy, "the strategy file"

@@ -237,8 +237,9 @@ class TableLayout:
         rows = int(self.offset[node]) + np.arange(nb, dtype=np.int64) * int(self.row_stride[node])
         return (rows[:, None] + np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
 
-    def _pairs(self, table: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
-        """(vector CFR's block, this layout's rows) as [buckets, actions] views, per node."""
+    def node_blocks(self, table: np.ndarray) -> Iterator[tuple[int, slice, np.ndarray]]:
+        """Per decision node of ``table`` (this layout): its street, its block in vector
+        CFR's layout, and its rows here as a [buckets, actions] view (no copy)."""
         p = self.problem
         tree = p.tree
         for node in tree.decision_nodes():
@@ -248,6 +249,7 @@ class TableLayout:
             w = int(self.row_stride[node])
             rows = table[o : o + (nb - 1) * w + n]
             yield (
+                int(tree.street[node]),
                 slice(int(p.offset[node]), int(p.offset[node]) + nb * n),
                 np.lib.stride_tricks.as_strided(
                     rows, shape=(nb, n), strides=(w * table.itemsize, table.itemsize)
@@ -262,16 +264,49 @@ class TableLayout:
         if self.kind == "node":
             out[:] = table
             return out
-        for block, rows in self._pairs(table):
+        for _, block, rows in self.node_blocks(table):
             out[block].reshape(rows.shape)[:] = rows
         return out
+
+    def canonical_pieces(self, table: np.ndarray, piece_entries: int = 1 << 22) -> Iterator[np.ndarray]:
+        """``table`` in vector CFR's layout as contiguous pieces, in order, each of about
+        ``piece_entries`` entries (a node's block is never split; the node layout's
+        pieces are views): for writing a table out without copying it whole."""
+        if self.kind == "node":
+            for i in range(0, table.shape[0], piece_entries):
+                yield table[i : i + piece_entries]
+            return
+        buf = np.empty(min(piece_entries, table.shape[0]), dtype=table.dtype)
+        at = 0  # vector CFR's index of buf[0]
+        fill = 0
+        for _, block, rows in sorted(self.node_blocks(table), key=lambda b: b[1].start):
+            if block.start != at + fill:
+                raise AssertionError(f"the blocks do not tile the table at {at + fill}")
+            size = block.stop - block.start
+            if fill + size > buf.shape[0]:
+                if fill:
+                    yield buf[:fill]
+                    buf = np.empty_like(buf)  # the piece handed out stays as it was
+                    at += fill
+                    fill = 0
+                if size > buf.shape[0]:
+                    yield np.ascontiguousarray(rows).reshape(-1)
+                    at += size
+                    continue
+            buf[fill : fill + size].reshape(rows.shape)[:] = rows
+            fill += size
+        if fill:
+            yield buf[:fill]
+            at += fill
+        if at != table.shape[0]:
+            raise AssertionError(f"the blocks cover {at} of {table.shape[0]} entries")
 
     def from_canonical(self, src: np.ndarray, table: np.ndarray) -> None:
         """Write ``src`` (vector CFR's layout) into ``table`` (this layout)."""
         if self.kind == "node":
             table[:] = src
             return
-        for block, rows in self._pairs(table):
+        for _, block, rows in self.node_blocks(table):
             rows[:] = src[block].reshape(rows.shape)
 
 
@@ -681,28 +716,42 @@ class SampledCFRSolver:
         K.regret_match(self.problem.ktree, self.problem.kchance, out, out, -1)  # in place
         return out
 
+    def _current_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The current strategy of regret ``rows`` ([rows, actions], float64): regret
+        matching, positive parts normalised and uniform where none is positive (Zinkevich
+        et al. 2007, Eq. 8), or with pure strategies the highest regret's action (the
+        lowest index on ties)."""
+        if self.config.pure:
+            out = np.zeros(rows.shape)
+            out[np.arange(rows.shape[0]), rows.argmax(axis=1)] = 1.0
+            return out
+        pos = np.maximum(rows.astype(np.float64), 0.0)
+        total = pos.sum(axis=1, keepdims=True)
+        return np.divide(pos, total, out=np.full(rows.shape, 1.0 / rows.shape[1]), where=total > 0.0)
+
     def current_policy(self) -> np.ndarray:
         """The current strategy (regret matching of the cumulative regrets), in vector
         CFR's layout."""
-        if self.config.pure:
-            out = np.zeros(self.problem.size)
-            _pure_policy(self.problem, self.layout.to_canonical(self.regrets), out)
-            return out
-        return self._normalise(self.regrets)
+        out = np.empty(self.problem.size)
+        for _, block, rows in self.layout.node_blocks(self.regrets):
+            out[block] = self._current_rows(rows).reshape(-1)
+        return out
 
     def average_policy(self, fallback: str = "uniform") -> np.ndarray:
         """The normalised average strategy, in vector CFR's layout. A row (information
         set) whose average sums are all zero plays ``fallback``: 'uniform', or 'current'
         (the current strategy, regret matching of its regrets: what training learned there
         when the average was never updated, as Targeted CFR leaves rows its partial
-        iterations reach; uniform too where the regrets are all zero)."""
+        iterations reach; uniform too where the regrets are all zero). Node by node: the
+        result is the only table-sized array it makes."""
         if fallback not in FALLBACKS:
             raise ValueError(f"fallback {fallback!r} is not one of {', '.join(FALLBACKS)}")
         out = self._normalise(self.avg_sums)
         if fallback == "current":
-            empty = self._empty_rows(self.avg_sums)
-            if empty.any():
-                out[empty] = self.current_policy()[empty]
+            for (_, block, avg), (_, _, reg) in self._both_blocks():
+                empty = ~avg.any(axis=1)
+                if empty.any():
+                    out[block].reshape(avg.shape)[empty] = self._current_rows(reg[empty])
         return out
 
     def average_strategy(self, fallback: str = "uniform") -> Strategy:
@@ -710,23 +759,9 @@ class SampledCFRSolver:
         :meth:`average_policy`)."""
         return Strategy(self.problem, self.average_policy(fallback), self.iterations, self.algorithm)
 
-    def _row_blocks(self, table: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-        """(street, offset, [buckets, actions] block) of every decision node of
-        ``table`` in vector CFR's layout."""
-        p = self.problem
-        tree = p.tree
-        for node in tree.decision_nodes():
-            n = int(tree.n_child[node])
-            nb = int(p.chance.n_buckets[tree.street[node]])
-            o = int(p.offset[node])
-            yield int(tree.street[node]), o, table[o : o + nb * n].reshape(nb, n)
-
-    def _empty_rows(self, table: np.ndarray) -> np.ndarray:
-        """Entries (vector CFR's layout) of the rows of ``table`` that are all zero."""
-        out = np.zeros(self.problem.size, dtype=bool)
-        for _, o, block in self._row_blocks(self.layout.to_canonical(table)):
-            out[o : o + block.size] = np.repeat(~block.any(axis=1), block.shape[1])
-        return out
+    def _both_blocks(self) -> Iterator[tuple[tuple[int, slice, np.ndarray], tuple[int, slice, np.ndarray]]]:
+        """:meth:`TableLayout.node_blocks` of the average sums and of the regrets, node by node."""
+        return zip(self.layout.node_blocks(self.avg_sums), self.layout.node_blocks(self.regrets))
 
     def unaveraged_rows(self) -> dict[str, list[int]]:
         """Per street: ``rows`` (information sets), ``unaveraged`` (rows whose average
@@ -734,22 +769,9 @@ class SampledCFRSolver:
         updated)."""
         s = self.problem.tree.n_streets
         out = {"rows": [0] * s, "unaveraged": [0] * s, "untouched": [0] * s}
-        regrets = self.layout.to_canonical(self.regrets)
-        for (st, o, avg), (_, _, reg) in zip(
-            self._row_blocks(self.layout.to_canonical(self.avg_sums)), self._row_blocks(regrets)
-        ):
+        for (st, _, avg), (_, _, reg) in self._both_blocks():
             empty = ~avg.any(axis=1)
             out["rows"][st] += avg.shape[0]
             out["unaveraged"][st] += int(empty.sum())
             out["untouched"][st] += int((empty & ~reg.any(axis=1)).sum())
         return out
-
-
-def _pure_policy(problem: Problem, regrets: np.ndarray, out: np.ndarray) -> None:
-    tree = problem.tree
-    for node in tree.decision_nodes():
-        n = int(tree.n_child[node])
-        nb = problem.chance.n_buckets[tree.street[node]]
-        o = int(problem.offset[node])
-        block = regrets[o : o + nb * n].reshape(nb, n)
-        out[o : o + nb * n].reshape(nb, n)[np.arange(nb), block.argmax(axis=1)] = 1.0
