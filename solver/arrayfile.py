@@ -32,7 +32,10 @@ import numpy as np
 
 __all__ = [
     "ALIGN",
+    "CHECKPOINT_MAGIC",
+    "KINDS",
     "PREAMBLE",
+    "STRATEGY_MAGIC",
     "ArrayEntry",
     "ArrayFileRules",
     "ArraySpec",
@@ -44,6 +47,14 @@ __all__ = [
 
 PREAMBLE = struct.Struct("<8sIIQ32s")
 ALIGN = 64
+#: The magic of each kind of file in this layout, and what a refusal calls it when it
+#: is given where another kind was expected.
+STRATEGY_MAGIC = b"PKBSTRAT"
+CHECKPOINT_MAGIC = b"PKBCHKPT"
+KINDS = {
+    STRATEGY_MAGIC: "a strategy file (pokerbot play, match and eval read it)",
+    CHECKPOINT_MAGIC: "a training checkpoint (pokerbot train --resume continues it)",
+}
 #: Bytes hashed and written at a time when an array is given whole.
 PIECE_BYTES = 1 << 24
 
@@ -197,7 +208,7 @@ def read_arrays(
         raise fail(f"truncated: {file_bytes} bytes, less than the {PREAMBLE.size}-byte preamble")
     magic, version, flags, head_len, digest = PREAMBLE.unpack_from(buf, 0)
     if magic != rules.magic:
-        raise fail(f"not a {rules.what}")
+        raise fail(f"not a {rules.what}" + (f": it is {KINDS[magic]}" if magic in KINDS else ""))
     if version not in rules.versions:
         newer = " (written by a newer pokerbot)" if version > rules.latest else ""
         raise fail(f"format version {version} is not supported{newer}; this reader knows "

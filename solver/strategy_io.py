@@ -71,7 +71,7 @@ from abstraction.betting import parse_betting
 from poker._atomic import atomic_write
 from poker.game import Game, parse_game
 
-from .arrayfile import ArrayEntry, ArrayFileRules, ArraySpec, array_view, encode_arrays, read_arrays, write_arrays
+from .arrayfile import KINDS, STRATEGY_MAGIC, ArrayEntry, ArrayFileRules, ArraySpec, array_view, encode_arrays, read_arrays, write_arrays
 from .chance import NUMBERINGS, build_chance, lossless_bucket_counts, raw_lossless_bucket_counts
 from .problem import Problem, make_problem
 from .strategy import Strategy
@@ -92,7 +92,7 @@ LEGACY_FORMAT = "pokerbot-solver-strategy"
 VERSION = 3
 #: Versions the reader knows (1 and 2: one msgpack map; 3: header and mapped arrays).
 READS_VERSIONS = (1, 2, 3)
-MAGIC = b"PKBSTRAT"
+MAGIC = STRATEGY_MAGIC
 #: Caps on what a header may declare.
 MAX_FILE_BYTES = 1 << 36
 MAX_HEADER_BYTES = 1 << 24
@@ -785,7 +785,7 @@ def loads_file(
     abstraction: CardAbstraction | None = None,
 ) -> StrategyFile:
     """Open a strategy held in ``data`` (any version); see :func:`open_strategy`."""
-    if data[: len(MAGIC)] == MAGIC:
+    if data[: len(MAGIC)] in KINDS:  # format 3, or a file of another kind in its layout
         return _from_v3(data, source, len(data), game, abstraction)
     return _from_legacy(data, source, game, abstraction)
 
@@ -810,7 +810,7 @@ def open_strategy(
     try:
         with open(p, "rb") as fh:
             size = p.stat().st_size
-            if size >= len(MAGIC) and fh.read(len(MAGIC)) == MAGIC:
+            if size >= len(MAGIC) and fh.read(len(MAGIC)) in KINDS:
                 if size > MAX_FILE_BYTES:
                     raise _fail(str(p), f"{size} bytes is more than the cap {MAX_FILE_BYTES}")
                 buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)

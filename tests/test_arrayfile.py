@@ -18,9 +18,11 @@ import msgpack
 import numpy as np
 import pytest
 
+from agent.cli import main
 from poker._atomic import atomic_write
 from solver.arrayfile import ALIGN, ArraySpec, encode_arrays, write_arrays
 from solver.problem import make_problem
+from solver.strategy_io import StrategyFileError, open_strategy, save_strategy
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from solver.training.dealt import make_dealt_problem
 from solver.training.mccfr import ExternalSamplingSolver
@@ -155,3 +157,20 @@ def test_checkpoints_and_the_average_hold_no_copy_of_the_tables(tmp_path: Path) 
     policy_bytes = 8 * problem.size
     assert _peak(lambda: a.average_policy("current")) < 1.1 * policy_bytes  # was 2.9 times
     assert _peak(a.unaveraged_rows) < tables / 20  # was a copy of both tables
+
+
+def test_a_checkpoint_and_a_strategy_file_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    leduc = make_problem("leduc.limit.2p")
+    s = ExternalSamplingSolver(leduc, SamplingOptions(seed=1))
+    s.iterate(100)
+    ckpt, strat = tmp_path / "run.ckpt", tmp_path / "run.strategy"
+    save_checkpoint(ckpt, s)
+    save_strategy(strat, s.average_strategy())
+    with pytest.raises(StrategyFileError, match=r"run.ckpt: not a pokerbot strategy file: it is a training "
+                                                r"checkpoint \(pokerbot train --resume continues it\)$"):
+        open_strategy(ckpt)
+    with pytest.raises(CheckpointError, match=r"run.strategy: not a training checkpoint: it is a strategy file"):
+        load_checkpoint(strat)
+    assert main(["inspect", str(ckpt)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "it is a training checkpoint" in err[0]

@@ -28,7 +28,7 @@ import numpy as np
 from poker._atomic import atomic_write
 from poker.game import parse_game
 
-from ..arrayfile import ArrayFileRules, ArraySpec, array_view, read_arrays, write_arrays
+from ..arrayfile import CHECKPOINT_MAGIC, KINDS, ArrayFileRules, ArraySpec, array_view, read_arrays, write_arrays
 from ..problem import Problem, make_problem
 from .sampled import SampledCFRSolver, SamplingOptions
 from ..strategy_io import StrategyFileError, cards_record, check_cards, describe_cards
@@ -50,7 +50,7 @@ __all__ = [
 CHECKPOINT_FORMAT = "pokerbot-training-checkpoint"
 CHECKPOINT_VERSION = 2
 #: The first bytes of a version-2 checkpoint (version 1 is a bare msgpack map).
-MAGIC = b"PKBCHKPT"
+MAGIC = CHECKPOINT_MAGIC
 _NP = {"<f8": np.float64, "<f4": np.float32, "<u8": np.uint64, "<i4": np.int32, "<i8": np.int64}
 
 
@@ -157,7 +157,7 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
 
 def _rules() -> ArrayFileRules:
     return ArrayFileRules(
-        magic=MAGIC, what=f"{CHECKPOINT_FORMAT} file", format=CHECKPOINT_FORMAT, versions=(CHECKPOINT_VERSION,),
+        magic=MAGIC, what="training checkpoint", format=CHECKPOINT_FORMAT, versions=(CHECKPOINT_VERSION,),
         known=(1, CHECKPOINT_VERSION), latest=CHECKPOINT_VERSION, dtypes=frozenset(_NP), max_file_bytes=1 << 42,
         max_header_bytes=1 << 24, max_arrays=256,
     )  # fmt: skip
@@ -171,7 +171,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            if fh.read(len(MAGIC)) != MAGIC:
+            if fh.read(len(MAGIC)) not in KINDS:  # a version-2 checkpoint, or another file in its layout
                 fh.seek(0)
                 return _load_v1(fh.read(), src)
             buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
