@@ -111,6 +111,35 @@ class StrategyFileError(ValueError):
 # ------------------------------------------------------------------ quantization
 
 
+@njit(cache=True, inline="always")
+def _quantize_row(policy, o, k, out, do, floor, rem):  # pragma: no cover - compiled
+    """Largest-remainder rounding of ``policy[o:o + k]`` (its positive parts over their
+    sum; uniform without any) to integers summing to 255, into ``out[do:do + k]``."""
+    total = 0.0
+    for a in range(k):
+        v = policy[o + a]
+        total += v if v > 0.0 else 0.0
+    given = 0
+    for a in range(k):
+        v = policy[o + a]
+        p = (v if v > 0.0 else 0.0) / total if total > 0.0 else 1.0 / k
+        x = p * 255.0
+        f = np.int64(np.floor(x))
+        floor[a] = f
+        rem[a] = x - f
+        given += f
+    # hand the missing units to the largest remainders (ties: the first action)
+    for _ in range(255 - given):
+        best = 0
+        for a in range(1, k):
+            if rem[a] > rem[best]:
+                best = a
+        floor[best] += 1
+        rem[best] = -1.0
+    for a in range(k):
+        out[do + a] = floor[a]
+
+
 @njit(cache=True)
 def _quantize_rows(policy, kind, street, n_child, offset, n_buckets, out):  # pragma: no cover - compiled
     """Largest-remainder rounding of every row to integers summing to 255."""
@@ -122,30 +151,43 @@ def _quantize_rows(policy, kind, street, n_child, offset, n_buckets, out):  # pr
         floor = np.empty(k, np.int64)
         rem = np.empty(k)
         for b in range(n_buckets[street[node]]):
-            o = base + b * k
-            total = 0.0
+            _quantize_row(policy, base + b * k, k, out, base + b * k, floor, rem)
+
+
+@njit(cache=True)
+def quantize_sums(sums, fallback, use_fallback, out):  # pragma: no cover - compiled
+    """``out`` (uint8 [rows, actions]) = the rows of ``sums`` (average-strategy sums,
+    [rows, actions], any float dtype and strides) normalised as the solvers normalise
+    them (positive parts over their sum, in float64) and then rounded as :func:`quantize`
+    rounds them: the same bytes as quantizing the normalised float64 policy, without
+    making it. A row whose sums are all zero takes, with ``use_fallback``, the
+    normalised row of ``fallback`` (regrets: regret matching) instead of uniform."""
+    k = sums.shape[1]
+    row = np.empty(k)
+    floor = np.empty(k, np.int64)
+    rem = np.empty(k)
+    flat = out.reshape(-1)
+    for r in range(sums.shape[0]):
+        src = sums
+        if use_fallback:
+            empty = True
             for a in range(k):
-                v = policy[o + a]
-                total += v if v > 0.0 else 0.0
-            given = 0
-            for a in range(k):
-                v = policy[o + a]
-                p = (v if v > 0.0 else 0.0) / total if total > 0.0 else 1.0 / k
-                x = p * 255.0
-                f = np.int64(np.floor(x))
-                floor[a] = f
-                rem[a] = x - f
-                given += f
-            # hand the missing units to the largest remainders (ties: the first action)
-            for _ in range(255 - given):
-                best = 0
-                for a in range(1, k):
-                    if rem[a] > rem[best]:
-                        best = a
-                floor[best] += 1
-                rem[best] = -1.0
-            for a in range(k):
-                out[o + a] = floor[a]
+                if sums[r, a] != 0.0:
+                    empty = False
+            if empty:
+                src = fallback
+        total = 0.0
+        for a in range(k):
+            v = np.float64(src[r, a])
+            if v > 0.0:
+                total += v
+        for a in range(k):
+            v = np.float64(src[r, a])
+            if total > 0.0:
+                row[a] = v / total if v > 0.0 else 0.0
+            else:
+                row[a] = 1.0 / k
+        _quantize_row(row, 0, k, flat, r * k, floor, rem)
 
 
 def quantize(policy: np.ndarray, tree: Tree, offset: np.ndarray, n_buckets: list[int]) -> np.ndarray:
@@ -304,7 +346,9 @@ def dumps(
 
     ``precision``: 'u8' (one byte per probability) or 'f32'. ``training``: how it was
     made (algorithm and iterations are taken from ``strategy`` when absent);
-    ``evaluation``: figures measured on the stored (quantized) policy.
+    ``evaluation``: figures measured on the stored (quantized) policy. As in
+    :func:`dumps_policy`, ``strategy.policy`` may be rows already quantized (uint8 summing
+    to 255: :func:`quantize`, or a sampled solver's ``quantized_average``).
     """
     return encode_arrays(MAGIC, VERSION, *_strategy_contents(strategy, precision, training, evaluation))
 

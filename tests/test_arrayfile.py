@@ -4,7 +4,8 @@ The layout is checked by an independent reader (struct, msgpack and hashlib, as 
 module docstring describes it); the checkpoints' memory by tracemalloc, on the 20-card
 game's lossless tables (9.6M entries a table): writing holds one piece of a table at a
 time, reading maps the file, and the average strategy is the only table-sized array
-the end of a run makes besides the quantized file.
+the end of a run makes besides the quantized file, or, where it evaluates nothing, the
+quantized table alone.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from agent.cli import main
 from poker._atomic import atomic_write
 from solver.arrayfile import ALIGN, ArraySpec, encode_arrays, write_arrays
 from solver.problem import make_problem
-from solver.strategy_io import StrategyFileError, open_strategy, save_strategy
+from solver.strategy_io import StrategyFileError, open_strategy, quantize, save_strategy
 from solver.training.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
 from solver.training.dealt import make_dealt_problem
 from solver.training.mccfr import ExternalSamplingSolver
+from solver.training.run import TrainingProgress, run_training
 from solver.training.sampled import SamplingOptions, TableLayout
 
 PREAMBLE = struct.Struct("<8sIIQ32s")  # magic, version, flags, header length, sha256
@@ -174,3 +177,30 @@ def test_a_checkpoint_and_a_strategy_file_are_told_apart(tmp_path: Path, capsys:
     assert main(["inspect", str(ckpt)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "it is a training checkpoint" in err[0]
+
+
+def test_a_run_that_evaluates_nothing_writes_its_file_node_by_node(tmp_path: Path) -> None:
+    """A sampled run that stores one byte per probability and evaluates nothing (as on
+    the full deck) writes the bytes quantizing its average strategy would give, holding
+    little beyond the uint8 table, and makes the float strategy only when asked."""
+    config = TrainingConfig("holdem.nolimit.2p.short20", AlgorithmConfig("es"), Budget(iterations=30_000),
+                            betting="1p,cap1", out=tmp_path / "s.strategy", dtype="float32",
+                            evaluation=EvaluationConfig(enabled=False))  # fmt: skip
+    held = {}
+
+    def at(report: TrainingProgress) -> None:
+        if report.stage == "batch":
+            held["bytes"] = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+
+    tracemalloc.start()
+    try:
+        run = run_training(config, progress=at)
+        peak = tracemalloc.get_traced_memory()[1] - held["bytes"]
+    finally:
+        tracemalloc.stop()
+    entries = run.problem.size
+    assert peak < 3 * entries  # the float64 policy alone would be 8 bytes an entry
+    p = run.strategy.problem
+    want = quantize(run.strategy.policy, p.tree, p.offset, list(p.chance.n_buckets))
+    np.testing.assert_array_equal(open_strategy(tmp_path / "s.strategy").table, want)

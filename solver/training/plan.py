@@ -39,6 +39,7 @@ __all__ = [
     "CHECKPOINT_TEMP_BYTES",
     "PILOT_SECONDS",
     "PILOT_SHARE",
+    "QUANTIZED_TEMP_PER_ENTRY",
     "RUNTIME_BYTES",
     "STATS_S_PER_BYTE",
     "STRATEGY_S_PER_ENTRY",
@@ -71,6 +72,10 @@ STRATEGY_S_PER_ENTRY = 1.3e-7
 #: ... holding the float64 policy and the quantized table: 9.03 bytes per entry measured
 #: from the last batch to the end of a run (written array by array, no copy of the file).
 STRATEGY_TEMP_PER_ENTRY = 9
+#: ... or, where a sampled run evaluates nothing and stores one byte per probability, the
+#: quantized table made node by node alone (1.79 bytes per entry measured, the kernel's
+#: first call included).
+QUANTIZED_TEMP_PER_ENTRY = 2
 #: A metrics line's two passes over the regret table (solver.training.loop.table_stats:
 #: 0.14 s a line measured on a full-deck run's 33M float32 entries).
 STATS_S_PER_BYTE = 1.1e-9
@@ -93,11 +98,11 @@ def format_duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-def write_memory(estimate: MemoryEstimate, checkpoints: bool) -> tuple[int, str]:
+def write_memory(estimate: MemoryEstimate, checkpoints: bool, quantized: bool = False) -> tuple[int, str]:
     """Bytes the run holds beside its estimate while writing, and what writes them: a
-    checkpoint's pieces of the tables (when it writes any) or the strategy file's policy,
-    whichever is more."""
-    strategy = STRATEGY_TEMP_PER_ENTRY * estimate.entries
+    checkpoint's pieces of the tables (when it writes any) or the strategy file's policy
+    (``quantized``: only its bytes, made node by node), whichever is more."""
+    strategy = (QUANTIZED_TEMP_PER_ENTRY if quantized else STRATEGY_TEMP_PER_ENTRY) * estimate.entries
     checkpoint = CHECKPOINT_TEMP_BYTES
     if checkpoints and checkpoint > strategy:
         return checkpoint, "a checkpoint"
@@ -321,6 +326,7 @@ def predict(
     eval_every: float | None,
     final_evaluation: bool,
     build: BuildPlan | None = None,
+    quantized: bool = False,
 ) -> TrainingPlan:
     """The :class:`TrainingPlan` of a run whose budgets leave ``iterations_left`` and
     ``seconds_left`` (None: no such budget): the solving time from the seconds budget or
@@ -329,7 +335,8 @@ def predict(
     none); ``checkpoint_at_end``: one is written at the end; ``metrics``: a metrics file
     gets a line every ``metrics_gap`` seconds, the table's passes at most every
     ``stats_gap``. ``unknown``: why there is no pilot where one was needed. ``build``:
-    the card abstraction to build first (its own prediction)."""
+    the card abstraction to build first (its own prediction). ``quantized``: the strategy
+    file's bytes are made node by node (:func:`write_memory`)."""
     ends: list[tuple[float, str]] = []
     if seconds_left is not None:
         ends.append((seconds_left, "seconds"))
@@ -361,7 +368,7 @@ def predict(
         stats = (math.floor(lines) + 1) * memory.regrets * STATS_S_PER_BYTE
     if eval_every is not None and span is not None and span < eval_every:
         eval_every = None  # the loop ends before its first evaluation
-    write_bytes, writes = write_memory(memory, checkpoints > 0)
+    write_bytes, writes = write_memory(memory, checkpoints > 0, quantized)
     return TrainingPlan(
         algorithm=algorithm,
         memory=memory,

@@ -32,6 +32,7 @@ Given a :class:`~solver.training.config.TrainingConfig`, it:
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import time
@@ -139,7 +140,8 @@ class TrainingRun:
     """What :func:`run_training` did.
 
     ``strategy`` is the average strategy (over the listed problem where it was
-    evaluated); ``training`` and ``evaluation`` are the strategy file's records (the
+    evaluated; a sampled run that evaluated nothing and stored one byte per probability
+    makes it when first asked for: its file was written without it); ``training`` and ``evaluation`` are the strategy file's records (the
     latter {} when nothing was evaluated); ``final`` and ``real`` the exploitability at
     the end in the abstract and the real game, ``stored`` and ``stored_real`` that of the
     policy as the file stores it (None where not measured); ``checkpoint`` the file
@@ -151,7 +153,7 @@ class TrainingRun:
     config: TrainingConfig
     game: Game
     problem: Problem
-    strategy: Strategy
+    make_strategy: Callable[[], Strategy] = field(repr=False)
     options: dict[str, Any]
     sampled: bool
     iterations: int
@@ -170,6 +172,11 @@ class TrainingRun:
     signal: int | None
     plan: TrainingPlan | None = None
     cluster: dict[str, Any] | None = None  # a cluster run's rounds: ClusterStats.to_dict()
+
+    @functools.cached_property
+    def strategy(self) -> Strategy:
+        """The average strategy (see above)."""
+        return self.make_strategy()
 
     @property
     def iterations_per_s(self) -> float | None:
@@ -467,6 +474,8 @@ def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str |
         eval_every=every if evaluates and every > 0 else None,
         final_evaluation=evaluates or c.evaluation.final,
         build=prep.build,
+        # what run_training writes node by node (see there)
+        quantized=prep.sampling is not None and c.precision == "u8" and not (evaluates or c.evaluation.final),
     )
 
 
@@ -540,7 +549,7 @@ class _Ending:
     """How the loop ended, once checkpointed and evaluated."""
 
     checkpoint: Path | None  # written at the end
-    strategy: Strategy
+    strategy: Strategy | None  # None: not evaluated, so not made yet (see run_training)
     evaluate: Evaluate | None  # how it was evaluated (None: not)
     final: Result | None  # abstract game
     real: Result | None
@@ -708,7 +717,11 @@ class _Session:
             save_checkpoint(self.checkpoint_path, self.solver, seconds=t)
             wrote = self.checkpoint_path
         evaluated = self.can_eval or self.final_eval
-        strategy = self.average() if evaluated else self._average_strategy()
+        strategy = None
+        if evaluated:
+            strategy = self.average()
+        elif not (self.setup.sampled and c.precision == "u8"):
+            strategy = self._average_strategy()
         evaluate: Evaluate | None = None
         if self.can_eval:
             evaluate = _abstract_and_real
@@ -780,8 +793,15 @@ def run_training(
     finally:
         if setup.runner is not None:
             setup.runner.close()
-    final, real, strategy = end.final, end.real, end.strategy
+    final, real = end.final, end.real
     problem, solver = setup.problem, setup.solver
+    strategy = end.strategy
+    stored_table = None
+    if strategy is None:
+        # Not evaluated, so the float policy serves no one: the file's bytes are made
+        # node by node, and the average strategy only if the caller asks for it.
+        stored_table = Strategy(problem, solver.quantized_average(config.unaveraged), solver.iterations,
+                                solver.algorithm)  # fmt: skip
     stored, stored_real = final, real
     if end.evaluate is not None and config.precision == "u8":
         # the figures the file can claim are those of the policy it stores; on the
@@ -823,13 +843,13 @@ def run_training(
         }
     if config.out is not None:
         save_strategy(
-            config.out, strategy, config.precision, training=training, evaluation=evaluation
+            config.out, strategy or stored_table, config.precision, training=training, evaluation=evaluation
         )
     return TrainingRun(
         config=config,
         game=setup.game,
         problem=problem,
-        strategy=strategy,
+        make_strategy=(lambda: strategy) if strategy is not None else session._average_strategy,
         options=options,
         sampled=setup.sampled,
         iterations=int(solver.iterations),

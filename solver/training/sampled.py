@@ -30,6 +30,7 @@ from .. import _kernels as K
 from . import _sampling_kernels as SK
 from ..problem import Problem
 from ..strategy import Strategy
+from ..strategy_io import quantize, quantize_sums
 from .schedules import NEVER, Discounting, Pruning, discount_tables
 
 __all__ = [
@@ -752,6 +753,22 @@ class SampledCFRSolver:
                 empty = ~avg.any(axis=1)
                 if empty.any():
                     out[block].reshape(avg.shape)[empty] = self._current_rows(reg[empty])
+        return out
+
+    def quantized_average(self, fallback: str = "uniform") -> np.ndarray:
+        """:meth:`average_policy` as a strategy file stores it at one byte per probability
+        (:func:`solver.strategy_io.quantize`: the same bytes), made node by node without the
+        float64 policy: the uint8 table, in vector CFR's layout, is the only table-sized
+        array it makes."""
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback {fallback!r} is not one of {', '.join(FALLBACKS)}")
+        if self.config.pure:  # its current strategy is no normalisation of the regrets
+            p = self.problem
+            return quantize(self.average_policy(fallback), p.tree, p.offset, list(p.chance.n_buckets))
+        out = np.empty(self.problem.size, dtype=np.uint8)
+        current = fallback == "current"
+        for (_, block, avg), (_, _, reg) in self._both_blocks():
+            quantize_sums(avg, reg, current, out[block].reshape(avg.shape))
         return out
 
     def average_strategy(self, fallback: str = "uniform") -> Strategy:
