@@ -9,7 +9,9 @@ The package has a core and three sub-packages. The core is what every part share
 - :mod:`solver.problem`: a game ready to solve (tree x chance layer x table layout);
 - :mod:`solver.strategy`: the strategy profile a solver outputs;
 - :mod:`solver._kernels`: the numba kernels that vector CFR and best response share;
-- :mod:`solver.strategy_io`: the strategy file format (imports no algorithm).
+- :mod:`solver.strategy_io`: the strategy file format (imports no algorithm);
+- :mod:`solver.arrayfile`: the layout strategy files and training checkpoints share (a
+  msgpack header and raw arrays, written piece by piece, read by mapping).
 
 Sub-packages, each importing the core and none importing ``agent``:
 
