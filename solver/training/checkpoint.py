@@ -72,6 +72,7 @@ class Checkpoint:
     seconds: float
     seed: int
     threads: int
+    #: Read from a file, read-only: views of the mapped file (version 2) or of its bytes.
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     #: The card buckets, as a strategy file's ``cards`` field records them (checkpoints
     #: written before card abstractions have none: lossless).
@@ -156,6 +157,7 @@ def save_checkpoint(path: str | Path, solver: Any, *, seconds: float = 0.0) -> N
 
 
 def _rules() -> ArrayFileRules:
+    """What :func:`solver.arrayfile.read_arrays` accepts as a version-2 checkpoint."""
     return ArrayFileRules(
         magic=MAGIC, what="training checkpoint", format=CHECKPOINT_FORMAT, versions=(CHECKPOINT_VERSION,),
         known=(1, CHECKPOINT_VERSION), latest=CHECKPOINT_VERSION, dtypes=frozenset(_NP), max_file_bytes=1 << 42,

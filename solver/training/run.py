@@ -140,9 +140,10 @@ class TrainingRun:
     """What :func:`run_training` did.
 
     ``strategy`` is the average strategy (over the listed problem where it was
-    evaluated; a sampled run that evaluated nothing and stored one byte per probability
-    makes it when first asked for: its file was written without it); ``training`` and ``evaluation`` are the strategy file's records (the
-    latter {} when nothing was evaluated); ``final`` and ``real`` the exploitability at
+    evaluated; a sampled run that evaluated nothing and stores one byte per probability
+    makes it when first asked for: its file was written without it); ``training`` and
+    ``evaluation`` are the strategy file's records (the latter {} when nothing was
+    evaluated); ``final`` and ``real`` the exploitability at
     the end in the abstract and the real game, ``stored`` and ``stored_real`` that of the
     policy as the file stores it (None where not measured); ``checkpoint`` the file
     written at the end, if any; ``interrupted`` and ``signal`` say whether a signal or
@@ -796,12 +797,6 @@ def run_training(
     final, real = end.final, end.real
     problem, solver = setup.problem, setup.solver
     strategy = end.strategy
-    stored_table = None
-    if strategy is None:
-        # Not evaluated, so the float policy serves no one: the file's bytes are made
-        # node by node, and the average strategy only if the caller asks for it.
-        stored_table = Strategy(problem, solver.quantized_average(config.unaveraged), solver.iterations,
-                                solver.algorithm)  # fmt: skip
     stored, stored_real = final, real
     if end.evaluate is not None and config.precision == "u8":
         # the figures the file can claim are those of the policy it stores; on the
@@ -842,9 +837,13 @@ def run_training(
             **_figures("real_", stored_real),
         }
     if config.out is not None:
-        save_strategy(
-            config.out, strategy or stored_table, config.precision, training=training, evaluation=evaluation
-        )
+        written = strategy
+        if written is None:
+            # Not evaluated, so the float policy serves no one: the file's bytes are made
+            # node by node, and the average strategy only if the caller asks for it.
+            table = solver.quantized_average(config.unaveraged)
+            written = Strategy(problem, table, solver.iterations, solver.algorithm)
+        save_strategy(config.out, written, config.precision, training=training, evaluation=evaluation)
     return TrainingRun(
         config=config,
         game=setup.game,
