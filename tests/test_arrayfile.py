@@ -11,6 +11,7 @@ quantized table alone.
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 import tracemalloc
 from pathlib import Path
@@ -171,12 +172,20 @@ def test_a_checkpoint_and_a_strategy_file_are_told_apart(tmp_path: Path, capsys:
     save_strategy(strat, s.average_strategy())
     with pytest.raises(StrategyFileError, match=r"run.ckpt: not a pokerbot strategy file: it is a training "
                                                 r"checkpoint \(pokerbot train --resume continues it\)$"):
-        open_strategy(ckpt)
+        open_strategy(ckpt)  # as play, match and eval open it
     with pytest.raises(CheckpointError, match=r"run.strategy: not a training checkpoint: it is a strategy file"):
         load_checkpoint(strat)
-    assert main(["inspect", str(ckpt)]) == 2
+    # inspect says what the checkpoint holds, and why it shows no strategy
+    assert main(["inspect", str(ckpt), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (doc["kind"], doc["algorithm"], doc["iterations"], doc["seed"]) == ("checkpoint", "es", 100, 1)
+    assert doc["arrays"]["regrets"] == {"dtype": "<f8", "shape": [leduc.size]}
+    assert main(["inspect", str(ckpt)]) == 0
+    text = capsys.readouterr().out
+    assert "pokerbot training checkpoint" in text and "es: 100 iterations" in text
+    assert main(["inspect", str(ckpt), "--grid"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "it is a training checkpoint" in err[0]
+    assert len(err) == 1 and "is a training checkpoint, which holds tables, not a strategy" in err[0]
 
 
 def test_a_run_that_evaluates_nothing_writes_its_file_node_by_node(tmp_path: Path) -> None:

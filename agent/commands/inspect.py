@@ -33,7 +33,8 @@ from solver.evaluation.preflop import EQUITY_SAMPLES, equity_vs_random, rank_cor
 from solver.play.player import bucket_fn, translated
 from solver.play.policy import Branch, BucketFn, TranslatedPolicy, abstract_label, follow
 from solver.play.rows import uniform_rows
-from solver.strategy_io import StrategyFile
+from solver.strategy_io import StrategyFile, describe_cards
+from solver.training.checkpoint import CheckpointError, is_checkpoint, load_checkpoint
 from solver.tree import Tree
 
 from ..players import ResolveSpec
@@ -78,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "history is translated as the player would translate it; where a real bet maps "
             "to two abstract sizes, both are followed and the mixture is shown, with each "
             "abstract path and its weight. With --grid (hold'em): the 13x13 preflop grid "
-            "(pairs on the diagonal, suited above, offsuit below) at a preflop history."
+            "(pairs on the diagonal, suited above, offsuit below) at a preflop history. "
+            "Given a training checkpoint instead: the run it continues and how far it went."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -90,12 +92,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot inspect holdem.strategy --history r300c/cr900 --hand AsKd --board 7h8c2d\n"
             "  pokerbot inspect holdem.strategy --grid --history r300 --show top\n"
             "  pokerbot inspect holdem.strategy --grid --png grid.png   (needs the plot extra)\n"
+            "  pokerbot inspect run.ckpt   (a checkpoint: game, algorithm, iterations, seconds)\n"
             "JSON (last line): the metadata; with --hand also history, hand, board, bucket, "
             "actions [{label, real, probability}] (the mixture) and paths [{abstract, "
             "weight, steps, actions}]; with --grid, grid (169 entries, row by row)."
         ),
     )
-    p.add_argument("file", help="strategy file written by 'pokerbot train'")
+    p.add_argument("file", help="strategy file (or training checkpoint) written by 'pokerbot train'")
     p.add_argument(
         "--history",
         metavar="H",
@@ -408,6 +411,47 @@ def _hand_and_board(args: argparse.Namespace, game: Game, state: State) -> tuple
 # ------------------------------------------------------------------ metadata
 
 
+def _inspect_checkpoint(path: str, as_json: bool) -> int:
+    """What a training checkpoint records: the run it continues and how far it went."""
+    try:
+        ckpt = load_checkpoint(path)
+    except CheckpointError as exc:
+        raise UserError(str(exc)) from None
+    doc = {
+        "file": str(path),
+        "kind": "checkpoint",
+        "file_bytes": Path(path).stat().st_size,
+        "game": ckpt.game_name,
+        "betting": ckpt.betting,
+        "cards": ckpt.cards,
+        "algorithm": ckpt.algorithm,
+        "options": ckpt.options,
+        "iterations": ckpt.iterations,
+        "nodes": ckpt.nodes,
+        "seconds": ckpt.seconds,
+        "seed": ckpt.seed,
+        "threads": ckpt.threads,
+        "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)} for k, a in ckpt.arrays.items()},
+    }
+    if as_json:
+        print(json.dumps(doc, default=str))
+        return 0
+    tables = ", ".join(f"{k} {a.dtype.name} x {a.size:,}" for k, a in ckpt.arrays.items() if k in ("regrets", "avg_sums"))
+    print("\n".join([
+        f"{path}: pokerbot training checkpoint, {doc['file_bytes']:,} bytes",
+        f"game        {ckpt.game_name or '(unnamed)'}",
+        f"betting     {ckpt.betting or '(limit: exact betting)'}",
+        f"cards       {describe_cards(ckpt.cards)}",
+        f"training    {ckpt.algorithm}: {ckpt.iterations:,} iterations in {ckpt.seconds:,.1f} s of solving, "
+        f"seed {ckpt.seed}, {ckpt.threads} thread(s)",
+        f"options     {json.dumps(ckpt.options, sort_keys=True)}",
+        f"tables      {tables or '(none: ' + ', '.join(ckpt.arrays) + ')'}",
+        f"resume      the command that made it, with --resume {path} (a budget already reached "
+        f"writes the strategy file and exits)",
+    ]))  # fmt: skip
+    return 0
+
+
 def _metadata_lines(f: StrategyFile, meta: dict[str, Any]) -> list[str]:
     g = f.game
     kind = "limit" if g.is_limit else "no-limit"
@@ -553,6 +597,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--resolve shows the re-solving player at --history for --hand CARDS (not with --grid)")
     if args.history is not None and args.hand is None and not args.grid:
         raise UserError("--history needs --hand CARDS (or --grid for hold'em)")
+    if is_checkpoint(args.file):
+        if args.grid or args.hand is not None:
+            raise UserError(f"{args.file} is a training checkpoint, which holds tables, not a strategy: the "
+                            f"command that made it with --resume {args.file} --out FILE writes one")  # fmt: skip
+        return _inspect_checkpoint(args.file, args.json)
     f = open_with_tables(args.file, args.tables, quiet=args.json)
     meta = f.describe()
     game = f.game

@@ -41,6 +41,7 @@ __all__ = [
     "CHECKPOINT_VERSION",
     "Checkpoint",
     "CheckpointError",
+    "is_checkpoint",
     "load_checkpoint",
     "restore_checkpoint",
     "save_checkpoint",
@@ -163,6 +164,15 @@ def _rules() -> ArrayFileRules:
         known=(1, CHECKPOINT_VERSION), latest=CHECKPOINT_VERSION, dtypes=frozenset(_NP), max_file_bytes=1 << 42,
         max_header_bytes=1 << 24, max_arrays=256,
     )  # fmt: skip
+
+
+def is_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` begins as a version-2 checkpoint does (False if it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
 
 
 def load_checkpoint(path: str | Path) -> Checkpoint:
