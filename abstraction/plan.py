@@ -236,6 +236,14 @@ def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
             kind = "lossless"
         elif s == space.last:
             kind = "ehs"
+            # E[HS] counts wins and half ties against every opponent hand, so it takes at
+            # most 2 n + 1 values; k-means cannot make more buckets than values
+            opp = comb(space.num_ranks * space.num_suits - space.board_through[s] - space.hole, space.hole)
+            if own > 2 * opp + 1:
+                raise ValueError(
+                    f"{names[s]}: {own:,} buckets but the river's E[HS] (wins and half ties against "
+                    f"{opp:,} opponent hands) takes at most {2 * opp + 1:,} distinct values; use fewer"
+                )
         else:
             kind = params.metric
         d = F.feature_dims(_METRICS[params.metric], params.bins)

@@ -196,6 +196,13 @@ def test_bad_input(tmp_path: Path) -> None:
         build_abstraction(g, AbstractionParams((36, 40, 40, 40)), blocker / "sub")
     with pytest.raises(ValueError, match="only 3 distinct E\\[HS\\] values; use at most 3"):
         build_abstraction(LEDUC, AbstractionParams((3, 5)), tmp_path / "leduc")
+    # the river's E[HS] against 990 opponent hands takes at most 1,981 values: refused
+    # before any work (the full deck has 1,950 of them; the build says so after E[HS])
+    full = load_game(FULL)
+    with pytest.raises(ValueError, match=r"river: 5,000 buckets but the river's E\[HS\] \(wins and half ties "
+                                         r"against 990 opponent hands\) takes at most 1,981 distinct values"):
+        plan_build(full, AbstractionParams((169, 5000, 5000, 5000)))
+    assert plan_build(full, AbstractionParams((169, 5000, 5000, 1981))).streets[3].own_buckets == 1981
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
