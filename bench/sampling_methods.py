@@ -57,7 +57,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._methods import METHODS, Schedule, method  # noqa: E402
+from bench._methods import METHODS, Schedule, check_method, method  # noqa: E402
 
 GAME = "holdem.nolimit.2p.short20"
 BETTING = "1p,cap1"
@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", nargs="+", choices=("leduc", "short20", "unaveraged"),
                     default=["leduc", "short20", "unaveraged"])  # fmt: skip
     ap.add_argument("--unaveraged-iterations", nargs="+", type=int, default=[5_000_000, 20_000_000, 80_000_000])
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument("--methods", nargs="+", type=check_method, default=list(METHODS),
+                    help=f"of {', '.join(METHODS)}, or es_dcfr:A,B,G (alpha, beta, gamma)")  # fmt: skip
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     ap.add_argument("--points", nargs="+", type=float, default=[15, 30, 60, 120, 240, 480])
     ap.add_argument("--every", type=int, default=1_000_000, help="short20: iterations per discount batch")
