@@ -39,6 +39,10 @@ def test_discount_factors_are_the_papers():
     for b in range(3, 8):
         w *= lin.factors(b)[0]
     assert w == pytest.approx(3 / 8)
+    # a big power over a long run: t^beta is beyond a float, and the share is 1
+    big = Discounting("dcfr", every=10, alpha=1.0, beta=100.0, gamma=1.0)
+    assert big.factors(2) == pytest.approx((2 / 3, 2.0**100 / (2.0**100 + 1), 2 / 3))
+    assert big.factors(100_000) == pytest.approx((100_000 / 100_001, 1.0, 100_000 / 100_001))
 
 
 def test_discount_schedule_counts_batches_to_the_horizon():

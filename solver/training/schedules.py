@@ -25,6 +25,8 @@ bounds how long recovery takes. Both are in chips summed over visits, like the t
 
 from __future__ import annotations
 
+import math
+
 import operator
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -119,8 +121,7 @@ class Discounting:
         if self.rule == "linear":
             f = t / (t + 1.0)
             return f, f, f
-        ta, tb = t**self.alpha, t**self.beta
-        return ta / (ta + 1.0), tb / (tb + 1.0), (t / (t + 1.0)) ** self.gamma
+        return _share(t, self.alpha), _share(t, self.beta), (t / (t + 1.0)) ** self.gamma
 
     def record(self) -> dict[str, Any]:
         """The schedule as a checkpoint and a strategy file record it."""
@@ -134,6 +135,16 @@ class Discounting:
         """The schedule :meth:`record` wrote (``ValueError`` for anything else)."""
         _check_record("discount", record)
         return cls(**{k: record[k] for k in ("rule", "every", "until", "alpha", "beta", "gamma") if k in record})
+
+
+def _share(t: float, power: float) -> float:
+    """t^power / (t^power + 1), and 1 where t^power is beyond a float (a big power over
+    a long run), not inf / inf."""
+    try:
+        x = t**power
+    except OverflowError:
+        return 1.0
+    return 1.0 if math.isinf(x) else x / (x + 1.0)
 
 
 @dataclass(frozen=True)
