@@ -382,9 +382,9 @@ def dumps_policy(
                                                            training, evaluation))  # fmt: skip
 
 
-def _policy_contents(game: Game, betting: str | None, policy: np.ndarray, abstraction: CardAbstraction | None,
-                     precision: str, training: dict[str, Any] | None,
-                     evaluation: dict[str, Any] | None) -> tuple[dict[str, Any], list[ArraySpec]]:  # fmt: skip
+def _policy_contents(game: Game, betting: str | None, policy: np.ndarray, abstraction: CardAbstraction | None = None,
+                     precision: str = "u8", training: dict[str, Any] | None = None,
+                     evaluation: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[ArraySpec]]:  # fmt: skip
     tree = build_tree(game, betting)
     counts = abstraction.bucket_counts if abstraction is not None else list(lossless_bucket_counts(game))
     offset, size = table_offsets(tree, counts)
@@ -397,8 +397,7 @@ def _policy_contents(game: Game, betting: str | None, policy: np.ndarray, abstra
 def save_policy(path: str | Path, game: Game, betting: str | None, policy: np.ndarray, **kwargs: Any) -> None:
     """Write :func:`dumps_policy` ``(game, betting, policy, **kwargs)`` to ``path`` atomically,
     array by array (no copy of the file in memory)."""
-    kw = {"abstraction": None, "precision": "u8", "training": None, "evaluation": None, **kwargs}
-    header, specs = _policy_contents(game, betting, policy, **kw)
+    header, specs = _policy_contents(game, betting, policy, **kwargs)
     atomic_write(Path(path), lambda fh: write_arrays(fh, MAGIC, VERSION, header, specs))
 
 

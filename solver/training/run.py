@@ -244,6 +244,12 @@ def _stats_gap(entries: int) -> float:
     return 0.0 if entries <= TABLE_STATS_ENTRIES else TABLE_STATS_GAP
 
 
+def _quantized_file(sampled: bool, config: TrainingConfig, evaluated: bool) -> bool:
+    """Whether the run makes its strategy file's bytes node by node, without the float
+    policy: a sampled run storing one byte per probability that evaluates nothing."""
+    return sampled and config.precision == "u8" and not evaluated
+
+
 def _can_eval(config: TrainingConfig, game: Game, tree: Tree) -> bool:
     """Whether the run evaluates exactly during and at the end of its loop: small games."""
     lossless = table_offsets(tree, lossless_bucket_counts(game))[1]
@@ -475,8 +481,7 @@ def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str |
         eval_every=every if evaluates and every > 0 else None,
         final_evaluation=evaluates or c.evaluation.final,
         build=prep.build,
-        # what run_training writes node by node (see there)
-        quantized=prep.sampling is not None and c.precision == "u8" and not (evaluates or c.evaluation.final),
+        quantized=_quantized_file(prep.sampling is not None, c, evaluates or c.evaluation.final),
     )
 
 
@@ -718,10 +723,10 @@ class _Session:
             save_checkpoint(self.checkpoint_path, self.solver, seconds=t)
             wrote = self.checkpoint_path
         evaluated = self.can_eval or self.final_eval
-        strategy = None
+        strategy = None  # run_training writes the file without it
         if evaluated:
             strategy = self.average()
-        elif not (self.setup.sampled and c.precision == "u8"):
+        elif not _quantized_file(self.setup.sampled, c, evaluated):
             strategy = self._average_strategy()
         evaluate: Evaluate | None = None
         if self.can_eval:
