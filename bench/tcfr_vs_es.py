@@ -86,7 +86,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from bench._methods import METHODS, method  # noqa: E402
+from bench._methods import METHODS, check_method, method  # noqa: E402
 from bench._fulldeck import CACHE, FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
 from poker._atomic import atomic_write_bytes  # noqa: E402
 from solver.training.algorithms import make_training_solver  # noqa: E402
@@ -628,8 +628,9 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--boards", type=int, help="boards per head-to-head against the reference (the final "
                       "pairing gets twice as many); default: chosen from a pilot")
     ap.add_argument("--games", nargs="+", choices=["1", "2"], default=["1", "2"])
-    ap.add_argument("--sides", nargs=2, choices=METHODS, default=list(SIDES), metavar=("CHALLENGER", "BASELINE"),
-                    help=f"the two methods raced (bench/_methods.py: {', '.join(METHODS)}; default tcfr es)")
+    ap.add_argument("--sides", nargs=2, type=check_method, default=list(SIDES), metavar=("CHALLENGER", "BASELINE"),
+                    help=f"the two methods raced (bench/_methods.py: {', '.join(METHODS)}, or es_dcfr:A,B,G "
+                         "for alpha, beta, gamma; default tcfr es)")
     args = ap.parse_args(argv)
     sides = (args.sides[0], args.sides[1])
     if sides[0] == sides[1]:
