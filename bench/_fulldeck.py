@@ -53,8 +53,12 @@ def log(msg: str) -> None:
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
-def cached_abstraction(game: Game, params: AbstractionParams) -> tuple[CardAbstraction, dict[str, Any]]:
-    """The abstraction of ``game`` with ``params``, built once into the cache directory.
+def cached_abstraction(
+    game: Game, params: AbstractionParams, training: bool = False
+) -> tuple[CardAbstraction, dict[str, Any]]:
+    """The abstraction of ``game`` with ``params``, built once into the cache directory;
+    ``training``: opened as a training run opens it (bucket tables read into memory,
+    :func:`solver.training.dealt.load_training_abstraction`), else mapped as a player does.
 
     Returns it and ``{"directory", "built_s" (None when reused), "predicted_s"}``."""
     key = hashlib.sha256(json.dumps([game.to_text(), params.to_json()], sort_keys=True).encode()).hexdigest()[:16]
@@ -64,7 +68,7 @@ def cached_abstraction(game: Game, params: AbstractionParams) -> tuple[CardAbstr
                             "params": params.to_json()}
     if (out / "meta.json").exists():
         try:
-            return CardAbstraction.load(out), info
+            return _open(out, training), info
         except ValueError as exc:
             log(f"cached abstraction at {out} unusable ({exc}); rebuilding")
     log(f"building card abstraction {list(params.buckets)} of {game.name} into {out} "
@@ -81,7 +85,15 @@ def cached_abstraction(game: Game, params: AbstractionParams) -> tuple[CardAbstr
     rep = build_abstraction(game, params, out, progress=progress)
     info["built_s"] = round(time.perf_counter() - t0, 1)
     log(f"built in {info['built_s']} s")
-    return rep.abstraction, info
+    return (_open(out, True) if training else rep.abstraction), info
+
+
+def _open(directory: Path, training: bool) -> CardAbstraction:
+    if training:
+        from solver.training.dealt import load_training_abstraction
+
+        return load_training_abstraction(directory)
+    return CardAbstraction.load(directory)
 
 
 def random_table(tree: Tree, buckets: list[int], seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:

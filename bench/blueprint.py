@@ -162,7 +162,7 @@ def main() -> None:
     from solver.training.sampled import SamplingOptions
 
     game = load_game(FULL_DECK_GAME)
-    ab, info = cached_abstraction(game, FULL_DECK_PARAMS)
+    ab, info = cached_abstraction(game, FULL_DECK_PARAMS, training=True)
     t0 = time.perf_counter()
     problem = make_dealt_problem(game, BETTING, abstraction=ab)
     setup_s = time.perf_counter() - t0

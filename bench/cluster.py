@@ -196,14 +196,14 @@ def main(argv: list[str] | None = None) -> int:
         args.seconds, args.bettings, args.boards = 30.0, ["1p,cap1"], 30
         args.sync, args.sweep_seconds = [1.0, 5.0], 20.0
 
-    from abstraction.card_abstraction import CardAbstraction
+    from solver.training.dealt import load_training_abstraction
     from poker.game import load_game
 
     if args.abstraction:
-        ab = CardAbstraction.load(args.abstraction)
+        ab = load_training_abstraction(args.abstraction)
         ab_info: dict[str, Any] = {"directory": args.abstraction}
     else:
-        ab, ab_info = cached_abstraction(load_game(FULL_DECK_GAME), FULL_DECK_PARAMS)
+        ab, ab_info = cached_abstraction(load_game(FULL_DECK_GAME), FULL_DECK_PARAMS, training=True)
     ab_dir = Path(str(ab.directory))
     doc: dict[str, Any] = {
         "game": FULL_DECK_GAME,

@@ -655,17 +655,17 @@ def main(argv: list[str] | None = None) -> int:
     if "1" in args.games:
         doc["game1"] = run_game1(cfg["game1_points"], not args.quick, args.seed, sides)
     if "2" in args.games:
-        from abstraction.card_abstraction import CardAbstraction
+        from solver.training.dealt import load_training_abstraction
         from poker.game import load_game
 
         if args.abstraction:
-            ab = CardAbstraction.load(args.abstraction)
+            ab = load_training_abstraction(args.abstraction)
             if ab.game.name != GAME2:
                 raise SystemExit(f"{args.abstraction}: an abstraction of {ab.game.name}, not {GAME2}")
             ab_info: dict[str, Any] = {"directory": str(args.abstraction), "built_s": None,
                                        "params": ab.params.to_json()}
         else:
-            ab, ab_info = cached_abstraction(load_game(GAME2), FULL_DECK_PARAMS)
+            ab, ab_info = cached_abstraction(load_game(GAME2), FULL_DECK_PARAMS, training=True)
         doc["game2"] = run_game2(
             cfg["game2_points"],
             ab,

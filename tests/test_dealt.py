@@ -4,7 +4,9 @@ agreement with training on the listed chance layer."""
 
 from __future__ import annotations
 
+import mmap
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from poker.evaluator import evaluate
 from poker.game import load_game
 from solver.training.algorithms import make_training_solver
 from solver.evaluation.best_response import exploitability
-from solver.training.dealt import make_dealt_problem, make_training_problem, uses_dealing
+from solver.training.dealt import load_training_abstraction, make_dealt_problem, make_training_problem, uses_dealing
 from solver.training.sampled import SamplingOptions as SO
 from solver.problem import make_problem
 from solver.strategy import Strategy
@@ -154,6 +156,37 @@ def test_regret_floor_keeps_regrets_non_negative(short20_abs) -> None:
     assert plain.regrets.min() < 0
     assert floored.regrets.min() == 0.0 and floored.regrets.max() > 0
     assert floored.options()["floor"] is True and "floor" not in plain.options()
+
+
+def _mapped(a: np.ndarray) -> bool:
+    """Whether ``a`` is a view of a file mapping."""
+    b = a
+    while isinstance(b, np.ndarray):
+        b = b.base
+    return isinstance(b, mmap.mmap)
+
+
+def test_training_reads_bucket_tables_into_memory(short20_abs, tmp_path) -> None:
+    """A training run opens the bucket tables in the process's memory (where they can get
+    huge pages), with the same buckets as the mapped ones a player opens; a damaged file
+    is refused."""
+    d = Path(short20_abs.directory)
+    mapped, read = CardAbstraction.load(d), load_training_abstraction(d)
+    for s in range(4):
+        assert _mapped(mapped.table(s)) and not _mapped(read.table(s))
+        assert np.array_equal(mapped.table(s), read.table(s))
+    assert read.content_hash == mapped.content_hash
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for f in d.iterdir():
+        if f.is_file():
+            (bad / f.name).write_bytes(f.read_bytes())
+    t = bad / "street3.table.npy"
+    raw = bytearray(t.read_bytes())
+    raw[-1] ^= 1
+    t.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="content hash"):
+        load_training_abstraction(bad)
 
 
 def test_dealt_threads_share_the_tables(short20_abs) -> None:

@@ -239,7 +239,7 @@ def test_tree_with_an_abstraction(abstractions, capsys):
     assert tm["regrets_bytes"] == 8 * doc["entries"] and tm["fits"] and tm["refusal"] is None
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "bucket tables" in text and "memory-mapped, counted whole" in text
+    assert "bucket tables" in text and "read whole into memory" in text
     assert "fits this machine" in text
 
 

@@ -76,8 +76,8 @@ class KCards(NamedTuple):
     in dealing order) with the hand indexer ``ix[s]`` after round ``ix_round[s]`` (where
     ``tabled``, lossless classes of a small deck, by one lookup a street in the successor
     tables ``succ`` instead: :mod:`abstraction.index_tables`, the same indices); the
-    bucket is ``table[s][index]`` where ``has_table[s]`` (a card abstraction's memory-mapped
-    bucket table), else the index itself (lossless canonical classes). With ``history``
+    bucket is ``table[s][index]`` where ``has_table[s]`` (a card abstraction's bucket
+    table), else the index itself (lossless canonical classes). With ``history``
     a street's bucket is ``pairs[s][previous bucket, own bucket]``. The showdown ranks
     each player's hole cards and the whole board. Streets past the game's last hold
     placeholders, so the tuples always have :data:`MAX_STREETS` entries (one compile).

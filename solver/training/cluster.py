@@ -281,11 +281,9 @@ class _Worker:
     def setup(self) -> dict[str, Any]:
         """Build the game, tree, buckets and solver; compare their digests with the
         driver's. Returns ``{"ok": True, ...}`` or ``{"ok": False, "why": line}``."""
-        from abstraction.card_abstraction import CardAbstraction
-
         from ..problem import check_card_abstraction
         from .algorithms import make_training_solver, warm_up
-        from .dealt import make_training_problem
+        from .dealt import load_training_abstraction, make_training_problem
 
         from poker.game import parse_game
 
@@ -304,7 +302,7 @@ class _Worker:
             if not (d / "meta.json").is_file():
                 return {"ok": False, "why": f"{where} has no copy of the card abstraction {want[:19]}"}
             try:
-                abstraction = CardAbstraction.load(d, verify=True)
+                abstraction = load_training_abstraction(d)
             except ValueError as exc:
                 return {"ok": False, "why": f"{where}: its copy of the card abstraction is damaged ({exc})"}
             if abstraction.content_hash != want:

@@ -6,9 +6,10 @@ and outcome sampling, Targeted CFR) need none of it: each iteration deals both p
 hole cards and the board from the deck (the iteration's own counter-based stream, so a
 deal does not depend on threads or batches), indexes each player's hand per street
 with the suit-isomorphic hand indexer (Waugh 2013) and reads its bucket from the card
-abstraction's memory-mapped table (an abstraction without tables, rebuilt from a model,
-gets its tables computed from the features and centroids where a street's canonical
-hands are few: :data:`MODEL_TABLE_MAX_HANDS`), or takes the index itself as the bucket
+abstraction's table (read into memory: :func:`load_training_abstraction`; an
+abstraction without tables, rebuilt from a model, gets its tables computed from the
+features and centroids where a street's canonical hands are few:
+:data:`MODEL_TABLE_MAX_HANDS`), or takes the index itself as the bucket
 (lossless canonical classes), and ranks both hands once for the showdown. The kernel is the one
 of :mod:`solver.training._sampling_kernels` (:class:`~solver.training._sampling_kernels.KCards`).
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SAMPLED_ALGORITHMS",
     "build_cards",
+    "load_training_abstraction",
     "make_dealt_problem",
     "make_training_problem",
     "no_cards",
@@ -56,10 +58,28 @@ __all__ = [
 SAMPLED_ALGORITHMS = ("es", "os", "as", "tcfr")
 
 
+def load_training_abstraction(directory: str | Path) -> CardAbstraction:
+    """The card abstraction built in ``directory``, opened for training: its files checked
+    against its content hash (so a strategy records the hash of the buckets it used), and
+    its bucket tables read into the process's memory instead of mapped from their files.
+
+    The kernel reads those tables at random on every deal. Anonymous memory gets huge
+    pages where the kernel's transparent huge pages allow them, so far fewer TLB misses
+    than a file mapping's 4 KiB pages (``python bench/bucket_tables.py``: about 5% more
+    deals a CPU second on the full deck's shipped betting). Raises ``ValueError`` (one
+    line) where the directory holds no finished abstraction or its files do not match.
+    """
+    # Imported late: only a run over a card abstraction needs that package's heavier modules.
+    from abstraction.card_abstraction import CardAbstraction
+
+    return CardAbstraction.load(directory, verify=True, mmap=False)
+
+
 def build_cards(game: Game, abstraction: CardAbstraction | None = None, index_tables: bool = True) -> KCards:
     """The dealing bundle of ``game``: lossless canonical classes (each street's cards a
     group of the indexer, :func:`solver.chance.lossless_indexer`) or ``abstraction``'s
-    buckets, from its tables (memory-mapped as loaded; no table is read here). Lossless
+    buckets, from its tables as loaded (:func:`load_training_abstraction` reads them into
+    memory; no table is read here). Lossless
     classes come from successor tables where they fit
     (:func:`abstraction.index_tables.build_index_tables`; the same indices, about four
     times faster) unless ``index_tables`` is False.
@@ -132,7 +152,7 @@ MODEL_TABLE_MAX_HANDS = 2_000_000
 
 
 def _own_table(abstraction: CardAbstraction, street: int) -> np.ndarray:
-    """Street ``street``'s own-bucket table: the attached one (memory-mapped), or computed
+    """Street ``street``'s own-bucket table: the attached one (as loaded), or computed
     from the model (features and nearest centroid, per canonical hand) when no tables
     are attached and the street has at most :data:`MODEL_TABLE_MAX_HANDS` hands."""
     if abstraction.tables_used:

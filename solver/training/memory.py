@@ -8,8 +8,9 @@ part, without building the chance layer or reading a bucket table:
   algorithms (es, os, as, tcfr), float64 for vector CFR/CFR+, which also keeps the
   **current strategy** (a third table).
 * **bucket tables**: a card abstraction's ``streetN.table.npy`` files (and history pair
-  maps). They are memory-mapped, so only the pages a run touches are resident; they are
-  counted whole, the worst case. Lossless buckets have no tables.
+  maps). A training run reads them whole into memory
+  (:func:`solver.training.dealt.load_training_abstraction`), so they are counted whole.
+  Lossless buckets have no tables.
 * **hand indexers**: the suit-isomorphic indexers' lookup arrays (tens of KiB each), and
   where lossless dealing reads its classes from successor tables, those (at most 32 MiB;
   20-card hold'em: 0.5 MiB).
@@ -163,8 +164,8 @@ class MemoryEstimate:
             "current": "cfr/cfr+ only",
             "bucket_tables": {
                 "lossless": "none: lossless buckets are computed from the cards",
-                "planned": "when built: one entry per canonical hand, memory-mapped",
-            }.get(self.source, "memory-mapped, counted whole"),
+                "planned": "when built: one entry per canonical hand, read into memory",
+            }.get(self.source, "read whole into memory"),
             "chance_layer": "none: cards are dealt" if self.dealt else "every board state x hand",
             "per_thread": f"x {self.threads}" if self.threads != 1 else "",
             "deep_memories": "three reservoirs, full",
@@ -275,13 +276,14 @@ def _npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype]:
 
 
 def _table_bytes(tables: Sequence[tuple[int, np.dtype, int]]) -> int:
-    """Resident bytes of the bucket tables (file bytes, dtype, entries per street) as the
-    dealing kernel holds them: memory-mapped as they are when every table fits 16 bits;
-    else the kernel takes int32 tables and a narrower one becomes an in-memory copy."""
+    """Resident bytes of the bucket tables (file bytes, dtype, entries per street) as a
+    training run holds them: every file read whole into memory, and where a table does
+    not fit 16 bits (the dealing kernel then takes int32 tables), an int32 copy of each
+    narrower one besides."""
     wide = any(dt.itemsize > 2 or (dt.kind == "i" and dt.itemsize == 2) for _, dt, _ in tables)
     total = 0
     for size, dt, n in tables:
-        total += 4 * n if wide and dt != np.dtype(np.int32) else size
+        total += size + (4 * n if wide and dt != np.dtype(np.int32) else 0)
     return total
 
 

@@ -60,7 +60,7 @@ from .algorithms import make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
 from .cluster import ClusterRunner, start_cluster
 from .config import ABSTRACT_DEFAULTS, SEEDED, ConfigError, TrainingConfig
-from .dealt import make_training_problem
+from .dealt import load_training_abstraction, make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
 from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
@@ -215,10 +215,7 @@ def load_abstraction(directory: str | Path | None) -> CardAbstraction | None:
     its content hash so the hash a strategy records is that of the buckets it used."""
     if directory is None:
         return None
-    # Imported late: only this option needs the abstraction package's heavier modules.
-    from abstraction.card_abstraction import CardAbstraction
-
-    return CardAbstraction.load(directory, verify=True)
+    return load_training_abstraction(directory)
 
 
 def _load_resume(path: Path | None) -> Checkpoint | None:
