@@ -11,11 +11,12 @@ A deal is one dealt hand (both players' hole cards and the board) and the iterat
 it: one walk per player, both players updated, as in the paper and in Slumbot. Reported:
 
 * ``deals_per_s`` (2 threads, Hogwild), ``deals_per_s_1t``, ``threads_speedup``: each
-  the median of ``--repeats`` timed runs of ``--deals`` deals after a warm-up run that
-  touches the bucket tables (they are memory-mapped: the first deals fault their pages in);
+  the median of ``--repeats`` timed runs of ``--deals`` deals after a warm-up run (the
+  bucket tables are read into memory as training reads them:
+  :func:`solver.training.dealt.load_training_abstraction`);
 * ``peak_rss_gib``: the process's peak resident memory over the timed runs and the cost
-  split (bucket tables as mapped pages included; read before the resume check, whose
-  runs map the tables again);
+  split (bucket tables included; read before the resume check, whose runs read the
+  tables again);
 * ``resume``: a one-thread seeded run as ``pokerbot train`` makes it
   (:func:`solver.training.run.run_training`) stopped twice between batches and resumed
   from its checkpoint ends with tables bit-identical to the run never stopped
