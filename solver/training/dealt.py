@@ -65,8 +65,8 @@ def load_training_abstraction(directory: str | Path) -> CardAbstraction:
 
     The kernel reads those tables at random on every deal. Anonymous memory gets huge
     pages where the kernel's transparent huge pages allow them, so far fewer TLB misses
-    than a file mapping's 4 KiB pages (``python bench/bucket_tables.py``: about 5% more
-    deals a CPU second on the full deck's shipped betting). Raises ``ValueError`` (one
+    than a file mapping's 4 KiB pages (``python bench/bucket_tables.py``: 5 to 7% more
+    iterations a CPU second on the full deck). Raises ``ValueError`` (one
     line) where the directory holds no finished abstraction or its files do not match.
     """
     # Imported late: only a run over a card abstraction needs that package's heavier modules.
@@ -79,10 +79,9 @@ def build_cards(game: Game, abstraction: CardAbstraction | None = None, index_ta
     """The dealing bundle of ``game``: lossless canonical classes (each street's cards a
     group of the indexer, :func:`solver.chance.lossless_indexer`) or ``abstraction``'s
     buckets, from its tables as loaded (:func:`load_training_abstraction` reads them into
-    memory; no table is read here). Lossless
-    classes come from successor tables where they fit
-    (:func:`abstraction.index_tables.build_index_tables`; the same indices, about four
-    times faster) unless ``index_tables`` is False.
+    memory; no table is read here). Lossless classes come from successor tables where
+    they fit (:func:`abstraction.index_tables.build_index_tables`; the same indices, about
+    four times faster) unless ``index_tables`` is False.
 
     Raises ``ValueError`` if the abstraction has no tables attached and a street has
     too many hands to compute them from the model (``pokerbot abstract`` writes them), or
