@@ -29,7 +29,16 @@
    makes a round trip across CPUs slow on a virtual machine. ``loopback_round_trip_cpu_us``:
    the CPU time of both processes per round trip (Linux; ``null`` elsewhere), the floor
    under a match's CPU per hand that no protocol code can go below.
-3. The client's own CPU time per decision, excluding the bot: the sans-IO client is fed
+3. With ``--reference DIR`` (a built ACPC reference server, ``project_acpc_server``: its
+   ``dealer`` and ``example_player``), the same steady state for the reference programs
+   on this machine (key ``reference``): the reference dealer with its two example players
+   (random: fold 6%, call and raise 47% each, as in the reference's own measurement), and
+   the reference dealer with our two ``call`` bots, split by process, so that our dealer's
+   CPU a hand can be set against the reference dealer's on the same traffic
+   (``dealer_cpu_ratio``), and ours in all against the reference's with its example
+   players (``cpu_ratio_call_to_reference_example``: a figure that travels between
+   machines better than either time). Without it, ``reference`` is ``null``.
+4. The client's own CPU time per decision, excluding the bot: the sans-IO client is fed
    the dealer lines of a recorded reference match and answers every owed state with a
    call; each decision is charged for reading every line since the previous one, then
    legalizing and formatting its answer.
@@ -149,6 +158,65 @@ def throughput(
             "cpu_ms": cpu_steady, "cpu_ms_plain": cpu_plain, "split": _split_ms(split_short, split_long, long - short)}
 
 
+def reference_match(
+    ref_dir: Path, hands: int, workdir: Path, players: str
+) -> tuple[float, list[float], list[float]]:
+    """Wall seconds of one match of the reference ``dealer`` in ``ref_dir`` (quiet, with its
+    log) against two ``example_player`` processes (``players="example"``) or two of our
+    ``call`` bots (``"call"``), and the CPU seconds of the dealer and of each player, in
+    all and in the kernel (``os.wait4``; POSIX)."""
+    game_file = ROOT / "poker" / "games" / f"{GAME}.game"
+    err = open(workdir / f"reference.{players}.{hands}.stderr", "wb")  # noqa: SIM115 - closed below
+    t0 = time.perf_counter()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        dealer = subprocess.Popen([str(ref_dir / "dealer"), str(workdir / f"reference.{players}"), str(game_file),
+                                   str(hands), "1", "a", "b", "-q"], stdout=subprocess.PIPE, stderr=err)
+        procs.append(dealer)
+        assert dealer.stdout is not None
+        ports = dealer.stdout.readline().split()
+        if len(ports) != 2:
+            raise SystemExit(f"the reference dealer printed no ports: see {err.name}")
+        if players == "example":
+            cmds = [[str(ref_dir / "example_player"), str(game_file), "127.0.0.1", port.decode()] for port in ports]
+        else:
+            cmds = [[sys.executable, "-m", "agent", "play", "--host", "127.0.0.1", "--port", port.decode(),
+                     "--bot", "call", "--game", GAME] for port in ports]
+        for cmd in cmds:
+            procs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err))
+        dealer.stdout.read()  # the SCORE line, until the dealer exits
+        dealer.stdout.close()
+        cpu, system = [], []
+        for proc in procs:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                raise SystemExit(f"reference match failed ({proc.args[0]}: {proc.returncode}): see {err.name}")
+            cpu.append(usage.ru_utime + usage.ru_stime)
+            system.append(usage.ru_stime)
+    finally:
+        for proc in procs:  # a failed match leaves no process behind
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
+        err.close()
+    return time.perf_counter() - t0, cpu, system
+
+
+def reference_throughput(ref_dir: Path, short: int, long: int, workdir: Path, players: str) -> dict[str, Any]:
+    """Steady-state hands/s and CPU milliseconds a hand of the reference dealer against
+    ``players`` (:func:`reference_match`), in all, split by process, and the share of it
+    spent in the kernel (``system_share``)."""
+    t_short, cpu_short, sys_short = reference_match(ref_dir, short, workdir, players)
+    t_long, cpu_long, sys_long = reference_match(ref_dir, long, workdir, players)
+    per_hand = [1e3 * (b - a) / (long - short) for a, b in zip(cpu_short, cpu_long)]
+    system = sum(sys_long) - sum(sys_short)
+    return {"hands_per_s": round((long - short) / max(t_long - t_short, 1e-9), 1),
+            "cpu_ms_per_hand": round(sum(per_hand), 3),
+            "cpu_ms_per_hand_split": {"dealer": round(per_hand[0], 3), "players": [round(x, 3) for x in per_hand[1:]]},
+            "system_share": round(system / max(sum(cpu_long) - sum(cpu_short), 1e-9), 2)}
+
+
 def _receive(sock: socket.socket, budget_s: float) -> bytes:
     """What the non-blocking ``sock`` delivers next: polled for ``budget_s`` first
     (:func:`agent.eventloop.busy_read`), then waited for asleep."""
@@ -227,12 +295,19 @@ def client_overhead(decisions: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter matches: about a minute")
+    parser.add_argument("--reference", type=Path, metavar="DIR",
+                        help="a built ACPC reference server (its dealer and example_player): measure it too")
     parser.add_argument("--echo", nargs=2, metavar=("PORT", "POLL_US"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo:
         echo(int(args.echo[0]), float(args.echo[1]))
         return
     short, long = (200, 5000) if args.quick else (1000, 20000)
+    if args.reference is not None:
+        missing = [name for name in ("dealer", "example_player") if not os.access(args.reference / name, os.X_OK)]
+        if missing:
+            parser.error(f"--reference {args.reference}: no executable {' or '.join(missing)} there "
+                         "(build the reference server with make)")
     one_cpu = str(min(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -244,6 +319,19 @@ def main() -> None:
         # and with no process polling its socket before it sleeps (--spin-us 0), and all polling
         call_0 = throughput("call", short, long, work, None, ("--spin-us", "0"))
         call_p = throughput("call", short, long, work, None, ("--spin-us", f"{DEFAULT_SPIN_US:g}"))
+        reference = None
+        if args.reference is not None:
+            ref_example = reference_throughput(args.reference, short, long, work, "example")
+            ref_call = reference_throughput(args.reference, short, long, work, "call")
+            ours_dealer = call["split"]["dealer"] if call["split"] else None
+            reference = {
+                "example_players": ref_example,
+                "call_bots": ref_call,
+                "dealer_cpu_ratio": None if ours_dealer is None else
+                round(ours_dealer / ref_call["cpu_ms_per_hand_split"]["dealer"], 2),
+                "cpu_ratio_call_to_reference_example": None if call["cpu_ms"] is None else
+                round(call["cpu_ms"] / ref_example["cpu_ms_per_hand"], 2),
+            }
     trips = 5_000 if args.quick else 20_000
     trip_runs = {"any_cpu": round_trip_us(trips), "any_cpu_polling": round_trip_us(trips, poll_us=DEFAULT_SPIN_US)}
     if one_cpu is not None:
@@ -280,6 +368,7 @@ def main() -> None:
         "cpu_ms_per_hand_split_call_one_cpu": None if call_1 is None else call_1["split"],
         "cpu_ms_per_hand_split_call_no_polling": call_0["split"],
         "startup_s": round(call["startup_s"], 2),
+        "reference": reference,
         "loopback_round_trip_us": rtt,
         "loopback_round_trip_cpu_us": rtt_cpu,
         "client_overhead_us_median": round(statistics.median(overhead), 2),
