@@ -131,7 +131,6 @@ def _rewrite(data: bytes, mutate: Callable[[dict[str, Any]], None]) -> bytes:
     """``data`` with its header changed by ``mutate`` and a valid checksum: the arrays move
     by a multiple of 64 bytes if the new header needs the room (offsets and ``end`` are
     shifted before ``mutate`` sees them), so only the check aimed at can refuse the file."""
-    head_len = _preamble(data)[3]
     doc = _header(data)
     first = min(a["offset"] for a in doc["arrays"].values())
     body = data[first:]
