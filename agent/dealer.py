@@ -35,7 +35,8 @@ and no bare TCP acknowledgements (the answer carries them): 16 segments a hand i
 of 31 for ``call`` against ``call``. Writing every copy at once, the seat to act is
 written to first, since the match waits for its wake-up (``call`` against ``call`` on two
 vCPUs: about 8% more hands a second and 7% less CPU a hand than in seat order, five
-interleaved pairs of runs). Log lines are written after the messages;
+pairs of ``bench/match_throughput.py``'s ``throughput`` run on each version in turn).
+Log lines are written after the messages;
 ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 
 Deliberate differences from the reference dealer: the version line is waited for at
