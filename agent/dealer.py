@@ -36,6 +36,13 @@ of 31 for ``call`` against ``call``. Writing every copy at once, the seat to act
 written to first, since the match waits for its wake-up (``call`` against ``call`` on two
 vCPUs: about 8% more hands a second and 7% less CPU a hand than in seat order, five
 pairs of ``bench/match_throughput.py``'s ``throughput`` run on each version in turn).
+While a seat thinks, the dealer makes the answer to its call
+(:meth:`~agent.protocol.dealer_state.DealerMatch.prepare_call`), so that an exact echoed
+call within a hand is answered with bytes made in advance: the time from reading a
+response to writing the next state fell from 12.9 to 9.9 µs on average (every action,
+the hands' last calls included), and ``call`` against ``call`` on two vCPUs played a
+median 3,131 hands a second against 2,908 at 0.601 ms of CPU a hand against 0.647
+(eight interleaved pairs of runs, six of them faster).
 Log lines are written after the messages;
 ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 
@@ -62,7 +69,7 @@ from poker.game import Game
 
 from .eventloop import CAN_POLL, POLLED_READS, SpinSetting, busy_read, resolve_spin
 from .protocol.codec import DEALER_MAX_LINE, LineBuffer
-from .protocol.dealer_state import DealerMatch, Diagnostic, LogLine, MatchOver, Output, Send, TimeLimits
+from .protocol.dealer_state import DealerMatch, Diagnostic, LogLine, MatchOver, Output, PreparedCall, Send, TimeLimits
 
 #: Unsent bytes one seat may hold before the dealer gives up on it (a client not reading).
 WRITE_BUFFER_LIMIT = 1 << 20
@@ -254,6 +261,7 @@ class Dealer:
         self._playing = False
         self._pumping = False
         self._awaited: int | None = None  # while playing, the seat whose line the match needs
+        self._prepared: PreparedCall | None = None  # the answer to its call, made ahead
         self._response_s = config.limits.response_ms / 1000
         self._wait_limit = self._response_s
         self._deadline = 0.0  # when the current wait for a line runs out
@@ -523,6 +531,7 @@ class Dealer:
                     self._wait_limit = self._response_s
                     self._carry_out(match.start(now))
                     self._awaited = match.acting_seat
+                    self._prepare_call()
                 if match.over:
                     self._finish()
                     return
@@ -566,13 +575,38 @@ class Dealer:
             now = self._loop.time()
             if self.config.verbose:
                 self._err(f"FROM {s + 1} at {time.time():.6f} {line.decode('latin-1').rstrip(chr(10))}")
-        self._carry_out(match.receive_line(s, line, now))
+        prepared = self._prepared
+        if prepared is not None and (line == prepared.lines[0] or line == prepared.lines[1]) and match.take_prepared(
+            prepared, now
+        ):
+            self._send_prepared(prepared)
+        else:
+            self._carry_out(match.receive_line(s, line, now))
         if match.over:
             self._awaited = None
+            self._prepared = None
             self._finish()
             return
         self._awaited = match.acting_seat
         self._start_wait(now)
+        self._prepare_call()
+
+    def _prepare_call(self) -> None:
+        """Make the answer to a call by the seat now awaited, while it thinks (see
+        :meth:`DealerMatch.prepare_call`); not in verbose mode, whose lines the slow path writes."""
+        self._prepared = None if self.config.verbose else self.match.prepare_call()
+
+    def _send_prepared(self, prepared: PreparedCall) -> None:
+        """Send a prepared call's messages: the seat to act first, as :meth:`_flush` would."""
+        outbox = self._outbox
+        box = outbox[prepared.seat]
+        box.append(prepared.data)
+        more = self._write_outbox(prepared.seat, box)
+        for s, data in prepared.others:
+            outbox[s].append(data)
+        more += self._flush()
+        if more:
+            self._carry_out(more)
 
 
 async def run_dealer(

@@ -432,6 +432,56 @@ def test_the_seat_to_act_is_written_to_first() -> None:
         assert set(actors) == {0, 1}  # both seats were to act first at some point
 
 
+def test_prepared_calls_go_out_as_read_ones() -> None:
+    """The dealer answers a call it prepared while the seat thought with the very writes
+    reading the call makes (the seat to act first; holding back, to it alone), the hand's
+    last call read as before; a raise is read."""
+    from agent.dealer import Dealer
+
+    class Seat:
+        lost = False
+
+        def __init__(self, seat: int, written: list[tuple[int, bytes]]) -> None:
+            self.seat, self.written = seat, written
+
+        def write(self, data: bytes) -> bool:
+            self.written.append((self.seat, data))
+            return True
+
+    class Timer:
+        def cancel(self) -> None:
+            pass
+
+    for hold_back in (False, True):
+        runs = []
+        for prepare in (False, True):
+            dealer = Dealer(_config(hands=4, hold_back=hold_back))
+            written: list[tuple[int, bytes]] = []
+            dealer._seats = [Seat(0, written), Seat(1, written)]  # type: ignore[list-item]
+            dealer._timer = Timer()  # type: ignore[assignment]  (no event loop: no response timer)
+            match = dealer.match
+            if not prepare:
+                dealer._prepare_call = lambda: None  # type: ignore[method-assign]
+            taken = []
+            take = match.take_prepared
+            match.take_prepared = lambda p, now: taken.append(take(p, now)) or taken[-1]  # type: ignore[method-assign]
+            for seat in (0, 1):
+                match.receive_version(seat, b"VERSION:2.0.0\n")
+            dealer._carry_out(match.start(0.0))
+            dealer._awaited = match.acting_seat
+            dealer._prepare_call()
+            steps = 0
+            while (acting := match.acting_seat) is not None:
+                action = b"r400" if steps == 9 else b"c"
+                dealer._take_line(acting, match.owed_text + b":" + action + b"\r\n", 0.001 * steps)
+                steps += 1
+            runs.append((written, match.hands_played, steps, taken))
+        (slow, hands, steps, none), (fast, hands_fast, steps_fast, taken) = runs
+        assert fast == slow and hands == hands_fast == 4 and steps == steps_fast and none == []
+        # every call but each hand's last was answered from its preparation; the raise was read
+        assert taken.count(True) == steps - hands - 1 and taken.count(False) == 0, taken
+
+
 def test_holding_back_is_the_default_on_one_cpu() -> None:
     """hold_back_by_default follows this process's CPU affinity (a child process, pinned)."""
     import subprocess

@@ -35,7 +35,7 @@ from agent.protocol.codec import (
     parse_response,
     parse_version,
 )
-from agent.protocol.dealer_state import DealerMatch, MatchOver, Send, _read_echo
+from agent.protocol.dealer_state import DealerMatch, MatchOver, PreparedCall, Send, TimeLimits, _read_echo
 from poker.betting import scan_c_int as _scan_c_int
 from poker.game import load_game, shipped_games
 from poker.state import Action, ActionKind, State
@@ -316,6 +316,90 @@ def test_dealer_survives_any_response_bytes(junk: list[bytes], data: st.DataObje
             assert seat is not None
             for out in d.receive_line(seat, line, 0.0):
                 assert not isinstance(out, MatchOver) or out.score is not None
+
+
+def _outputs(outs: list) -> tuple[dict[int, bytes], list]:
+    """Outputs as each seat's bytes and, in order, everything that is not a message."""
+    sent: dict[int, bytes] = {}
+    rest = []
+    for o in outs:
+        if isinstance(o, Send):
+            sent[o.seat] = sent.get(o.seat, b"") + o.data
+        else:
+            rest.append(o)
+    return sent, rest
+
+
+def _prepared_outputs(p: PreparedCall) -> dict[int, bytes]:
+    return {p.seat: p.data, **dict(p.others)}
+
+
+def _match_view(d: DealerMatch) -> tuple:
+    return (d.acting_seat, d.owed_text, d.state, d.over, d.hands_played, list(d.totals),
+            list(d._hand_used), list(d._match_used), d._sent_at)
+
+
+@pytest.mark.parametrize("game_name", ["holdem.nolimit.2p.reverse_blinds", "holdem.limit.3p", "leduc.nolimit.2p"])
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_prepared_call_is_the_call_read(game_name: str, data: st.DataObject) -> None:
+    """A call answered from :meth:`DealerMatch.prepare_call` sends what reading it sends
+    and leaves the match as reading it does, time charged and limits included; any other
+    response, and a preparation the match has moved past, fall back to reading."""
+    game = load_game(game_name)
+    names = [f"p{i}" for i in range(game.num_players)]
+    limits = TimeLimits(response_ms=50, hand_ms=120, per_hand_ms=40)
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    fast, read = (DealerMatch(game, num_hands=4, seed=seed, names=names, limits=limits,
+                              duplicate=game.num_players == 2) for _ in range(2))  # fmt: skip
+    now = 0.0
+    assert _outputs(read.start(now)) == _outputs(fast.start(now))
+    stale = None
+    while not read.over:
+        seat = read.acting_seat
+        assert seat is not None and seat == fast.acting_seat
+        prepared = fast.prepare_call()
+        assert _match_view(fast) == _match_view(read)  # preparing changes nothing
+        now += data.draw(st.sampled_from([0.0, 0.001, 0.02, 0.049, 0.051]))
+        letter = data.draw(st.sampled_from([b"c", b"c", b"c", b"f", b"r", b"C"]))
+        if letter == b"r" and not game.is_limit:
+            letter += str(data.draw(st.integers(0, 30000))).encode()
+        ending = data.draw(st.sampled_from([b"\r\n", b"\n"]))
+        line = read.owed_text + b":" + letter + ending
+        if stale is not None:
+            assert not fast.take_prepared(stale, now)  # made for an earlier state
+            assert _match_view(fast) == _match_view(read)
+        expected = _outputs(read.receive_line(seat, line, now))
+        if prepared is not None and line in prepared.lines and fast.take_prepared(prepared, now):
+            got = (_prepared_outputs(prepared), [])
+        else:
+            if prepared is not None and line in prepared.lines:
+                assert expected[1], "a prepared call refused without a reason"
+            got = _outputs(fast.receive_line(seat, line, now))
+        assert got == expected
+        assert _match_view(fast) == _match_view(read)
+        stale = prepared if prepared is not None and data.draw(st.booleans()) else None
+
+
+def test_a_prepared_call_is_used_in_a_match() -> None:
+    """Calls within a hand are answered from the preparation; the hand's last call is read."""
+    d = DealerMatch(NL2, num_hands=3, seed=3, names=["a", "b"])
+    d.start(0.0)
+    taken = read = 0
+    while not d.over:
+        prepared = d.prepare_call()
+        line = d.owed_text + b":c\r\n"
+        if prepared is not None and d.take_prepared(prepared, 0.0):
+            taken += 1
+        else:
+            d.receive_line(d.acting_seat, line, 0.0)
+            read += 1
+    assert d.hands_played == 3 and read == 3 and taken == 3 * 7  # preflop, flop, turn, river: 8 calls a hand
+    lost = DealerMatch(NL2, num_hands=3, seed=3, names=["a", "b"])
+    lost.start(0.0)
+    assert lost.prepare_call() is not None
+    lost.connection_lost(1 - lost.acting_seat, 0.0)  # the seat not to act: play goes on
+    assert not lost.over and lost.prepare_call() is None  # its messages are no longer made
 
 
 # ---------------------------------------------------------------------------- framing

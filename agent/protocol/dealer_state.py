@@ -26,7 +26,10 @@ Speed: every action costs the dealer one response and a message per seat, so an 
 call of the exact text sent is answered without parsing or repairing anything, each
 seat's message is built from per-hand pieces (head, visible cards, board) and the betting
 it keeps, states are remembered by their betting text, and the :class:`Send` made for
-every message skips the frozen dataclass ``__init__``.
+every message skips the frozen dataclass ``__init__``. The shell may go further: the
+answer to a call is made while the seat thinks (:meth:`DealerMatch.prepare_call`) and
+applied when the call comes (:meth:`DealerMatch.take_prepared`), with the same messages
+and the same time charged as reading it.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from .codec import (
     parse_version,
 )
 
-__all__ = ["DealerMatch", "Diagnostic", "LogLine", "MatchOver", "Output", "Send", "TimeLimits"]
+__all__ = ["DealerMatch", "Diagnostic", "LogLine", "MatchOver", "Output", "PreparedCall", "Send", "TimeLimits"]
 
 _RAISE = ActionKind.RAISE
 _LENIENT: Final = BettingSyntax.LENIENT
@@ -100,6 +103,24 @@ class MatchOver:
 
 
 Output = Send | Diagnostic | LogLine | MatchOver
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """The answer to the acting seat's call, made before the call came
+    (:meth:`DealerMatch.prepare_call`): ``lines``, the responses it answers (the text
+    sent, echoed exactly, then ``:c`` and CRLF or LF); ``seat``, the seat to act next,
+    and ``data``, its message; ``others``, every other seat's message, in seat order."""
+
+    lines: tuple[bytes, bytes]
+    seat: int
+    data: bytes
+    others: tuple[tuple[int, bytes], ...]
+    _sent: bytes  # the text it answers (a new object each time one is sent)
+    _state: State  # the state, betting and text sent to ``seat`` after the call
+    _betting: str
+    _expect: bytes
+
 
 _set_send_seat = Send.__dict__["seat"].__set__
 _set_send_data = Send.__dict__["data"].__set__
@@ -181,7 +202,8 @@ class DealerMatch:
 
     The shell connects the seats, then calls :meth:`receive_version` once per seat (in seat
     order), :meth:`start`, and then, while :attr:`acting_seat` is not ``None``, reads a line
-    from that seat and passes it to :meth:`receive_line` (or :meth:`read_timed_out` after
+    from that seat and passes it to :meth:`receive_line` (or, when it is exactly the call
+    :meth:`prepare_call` made ready, to :meth:`take_prepared`; or :meth:`read_timed_out` after
     :attr:`limits` ``.response_ms`` without one, or :meth:`connection_lost` at EOF). Each call
     returns the outputs to carry out in order: :class:`Send`, :class:`Diagnostic`,
     :class:`LogLine` and finally :class:`MatchOver`. Times are seconds on any monotonic clock.
@@ -370,6 +392,58 @@ class DealerMatch:
         self._apply(action, now, out)
         return out
 
+    def prepare_call(self) -> PreparedCall | None:
+        """What a call from the acting seat would send, made now, without changing the
+        match; ``None`` where there is nothing to prepare: no seat to act, a seat lost,
+        or the call would end the hand (its values, log line and the next deal are left
+        to :meth:`receive_line`: made ahead, they cost more than the wait they fill). The
+        shell makes it while it waits for the response, and :meth:`take_prepared`
+        applies it if the response is exactly that call, so that the next state goes out
+        without being built on the response's path."""
+        seat = self._acting
+        state = self._state
+        if self.over or seat is None or state is None or True in self._dead:
+            return None
+        after, betting = self._step(state, self._betting + "c", _CALL_ACTION)
+        actor = after.actor
+        if actor is None:
+            return None
+        board = self._board_text[after.round]
+        texts = [f"{head}{betting}{cards}{board}".encode("ascii") for head, cards in self._views]
+        nxt = self._seat_of[actor]
+        sent = self._expect
+        return PreparedCall(
+            (sent + b":c\r\n", sent + b":c\n"), nxt, texts[nxt] + b"\r\n",
+            tuple((s, t + b"\r\n") for s, t in enumerate(texts) if s != nxt),
+            sent, after, betting, texts[nxt],
+        )
+
+    def take_prepared(self, prepared: PreparedCall, now: float) -> bool:
+        """Apply ``prepared`` (from :meth:`prepare_call` in the current state) for one of
+        the responses ``prepared.lines`` at ``now``: what :meth:`receive_line` does with
+        that line, whose outputs are then exactly ``prepared``'s messages. ``False``, with
+        the match unchanged, where it does not apply (the state moved on, or the response
+        broke a time limit): the response then goes to :meth:`receive_line`."""
+        seat = self._acting
+        if self.over or seat is None or prepared._sent is not self._expect:
+            return False
+        elapsed = now - self._sent_at
+        if elapsed < 0.0:
+            elapsed = 0.0
+        hand_used = self._hand_used[seat] + elapsed
+        match_used = self._match_used[seat] + elapsed
+        response_ms, hand_ms, match_ms = self._limits_ms
+        if elapsed * 1000 > response_ms or hand_used * 1000 > hand_ms or match_used * 1000 > match_ms:
+            return False
+        self._hand_used[seat] = hand_used
+        self._match_used[seat] = match_used
+        self._state = prepared._state
+        self._betting = prepared._betting
+        self._expect = prepared._expect
+        self._sent_at = now
+        self._acting = prepared.seat
+        return True
+
     def read_timed_out(self, seat: int, now: float) -> list[Output]:
         """No complete line from the acting seat within the response limit: abort."""
         self._check_live()
@@ -458,18 +532,22 @@ class DealerMatch:
         # remembered (the same few recur hand after hand), emptied when the map is full.
         # (keyed by the action's text: hashing an Action goes through Python-level hashes)
         text = "c" if action is _CALL_ACTION else action.to_acpc(self._limit)
-        key = self._betting + text
+        state = self._state
+        assert state is not None
+        self._state, self._betting = self._step(state, self._betting + text, action)
+        self._broadcast(now, out)
+
+    def _step(self, state: State, key: str, action: Action) -> tuple[State, str]:
+        """``state`` after ``action``, and the betting text after it (``key``, the
+        betting text with the action's, and a ``/`` for each round it ends)."""
         step = self._next.get(key)
         if step is None:
-            state = self._state
-            assert state is not None
             after = state.apply(action)
             step = (after, key + "/" * (after.round - state.round))
             if len(self._next) >= _TRANSITIONS_KEPT:
                 self._next.clear()
             self._next[key] = step
-        self._state, self._betting = step
-        self._broadcast(now, out)
+        return step
 
     def _broadcast(self, now: float, out: list[Output]) -> None:
         """Send the current state to every seat in seat order; then end the hand or wait."""
