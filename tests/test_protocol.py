@@ -397,9 +397,12 @@ def test_a_prepared_call_is_used_in_a_match() -> None:
     assert d.hands_played == 3 and read == 3 and taken == 3 * 7  # preflop, flop, turn, river: 8 calls a hand
     lost = DealerMatch(NL2, num_hands=3, seed=3, names=["a", "b"])
     lost.start(0.0)
-    assert lost.prepare_call() is not None
+    prepared = lost.prepare_call()
+    assert prepared is not None
     lost.connection_lost(1 - lost.acting_seat, 0.0)  # the seat not to act: play goes on
     assert not lost.over and lost.prepare_call() is None  # its messages are no longer made
+    assert not lost.take_prepared(prepared, 0.0)  # the call is read: the lost seat acts next
+    assert _outputs(lost.receive_line(lost.acting_seat, prepared.lines[0], 0.0))[1][-1] == MatchOver(None)
 
 
 # ---------------------------------------------------------------------------- framing

@@ -422,11 +422,11 @@ class DealerMatch:
         """Apply ``prepared`` (from :meth:`prepare_call` in the current state) for one of
         the responses ``prepared.lines`` at ``now``: what :meth:`receive_line` does with
         that line, whose outputs are then exactly ``prepared``'s messages. ``False``, with
-        the match unchanged, where it does not apply (the state moved on, or the response
-        broke a time limit): the response then goes to :meth:`receive_line`."""
+        the match unchanged, where it does not apply (the state moved on, a seat was lost,
+        or the response broke a time limit): the response then goes to :meth:`receive_line`."""
         seat = self._acting
-        if self.over or seat is None or prepared._sent is not self._expect:
-            return False
+        if self.over or seat is None or prepared._sent is not self._expect or True in self._dead:
+            return False  # (a seat lost since: reading the call leaves it out, or aborts)
         elapsed = now - self._sent_at
         if elapsed < 0.0:
             elapsed = 0.0
