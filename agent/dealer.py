@@ -576,9 +576,7 @@ class Dealer:
             if self.config.verbose:
                 self._err(f"FROM {s + 1} at {time.time():.6f} {line.decode('latin-1').rstrip(chr(10))}")
         prepared = self._prepared
-        if prepared is not None and (line == prepared.lines[0] or line == prepared.lines[1]) and match.take_prepared(
-            prepared, now
-        ):
+        if prepared is not None and line in prepared.lines and match.take_prepared(prepared, now):
             self._send_prepared(prepared)
         else:
             self._carry_out(match.receive_line(s, line, now))

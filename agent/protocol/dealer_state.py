@@ -336,15 +336,10 @@ class DealerMatch:
             return []  # comments are neither answered nor charged
         out: list[Output] = []
         # Charge the whole time since the state was sent, for every line (SPEC §7).
-        elapsed = now - self._sent_at
-        if elapsed < 0.0:
-            elapsed = 0.0
-        hand_used = self._hand_used
-        match_used = self._match_used
-        hand_used[seat] += elapsed
-        match_used[seat] += elapsed
-        response_ms, hand_ms, match_ms = self._limits_ms
-        if elapsed * 1000 > response_ms or hand_used[seat] * 1000 > hand_ms or match_used[seat] * 1000 > match_ms:
+        hand_used, match_used, in_time = self._charged(seat, now)
+        self._hand_used[seat] = hand_used
+        self._match_used[seat] = match_used
+        if not in_time:
             return self._abort([Diagnostic(f"ERROR: seat {seat + 1} ran out of time")])
         expect = self._expect
         text_start = len(expect)
@@ -427,13 +422,8 @@ class DealerMatch:
         seat = self._acting
         if self.over or seat is None or prepared._sent is not self._expect or True in self._dead:
             return False  # (a seat lost since: reading the call leaves it out, or aborts)
-        elapsed = now - self._sent_at
-        if elapsed < 0.0:
-            elapsed = 0.0
-        hand_used = self._hand_used[seat] + elapsed
-        match_used = self._match_used[seat] + elapsed
-        response_ms, hand_ms, match_ms = self._limits_ms
-        if elapsed * 1000 > response_ms or hand_used * 1000 > hand_ms or match_used * 1000 > match_ms:
+        hand_used, match_used, in_time = self._charged(seat, now)
+        if not in_time:
             return False
         self._hand_used[seat] = hand_used
         self._match_used[seat] = match_used
@@ -443,6 +433,19 @@ class DealerMatch:
         self._sent_at = now
         self._acting = prepared.seat
         return True
+
+    def _charged(self, seat: int, now: float) -> tuple[float, float, bool]:
+        """The acting ``seat``'s time this hand and this match once a response read at
+        ``now`` is charged (all the time since the state was sent), and whether that
+        keeps within every limit."""
+        elapsed = now - self._sent_at
+        if elapsed < 0.0:
+            elapsed = 0.0
+        hand_used = self._hand_used[seat] + elapsed
+        match_used = self._match_used[seat] + elapsed
+        response_ms, hand_ms, match_ms = self._limits_ms
+        in_time = not (elapsed * 1000 > response_ms or hand_used * 1000 > hand_ms or match_used * 1000 > match_ms)
+        return hand_used, match_used, in_time
 
     def read_timed_out(self, seat: int, now: float) -> list[Output]:
         """No complete line from the acting seat within the response limit: abort."""
