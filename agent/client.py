@@ -164,8 +164,9 @@ class _ClientProtocol(asyncio.Protocol):
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if sock.family != getattr(socket, "AF_UNIX", -1):
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.spin_s > 0 and CAN_POLL:
                 self.fd = sock.fileno()
         transport.write(self.conn.initiate())
@@ -330,8 +331,10 @@ async def play_match(
     on_hand: Callable[[MatchState, float], None] | None = None,
     spin_us: SpinSetting = 0.0,
     read_timeout: float | None = None,
+    unix_path: str | None = None,
 ) -> MatchSummary:
-    """Play one match against the dealer at ``host:port``; returns the summary at EOF.
+    """Play one match against the dealer at ``host:port`` (or at the Unix socket
+    ``unix_path``, where ``host`` and ``port`` are ignored); returns the summary at EOF.
 
     EOF is not proof of a complete match: see :meth:`MatchSummary.incomplete` (the
     summary records a hand the connection ended in).
@@ -357,14 +360,19 @@ async def play_match(
     conn = ClientConnection(game)
     if read_timeout is not None and not read_timeout > 0:
         raise ValueError(f"the read timeout must be positive, not {read_timeout}")
-    polling = resolve_spin(spin_us)
+    polling = resolve_spin(spin_us, unix=unix_path is not None)
+    def factory() -> _ClientProtocol:
+        return _ClientProtocol(conn, bot, action_timeout, done, on_hand, polling.spin_us * 1e-6, read_timeout)
+
+    where = f"{host}:{port}" if unix_path is None else unix_path
     try:
         async with asyncio.timeout(connect_timeout):
-            transport, proto = await loop.create_connection(
-                lambda: _ClientProtocol(conn, bot, action_timeout, done, on_hand, polling.spin_us * 1e-6, read_timeout),
-                host, port)
+            if unix_path is None:
+                transport, proto = await loop.create_connection(factory, host, port)
+            else:
+                transport, proto = await loop.create_unix_connection(factory, unix_path)
     except (OSError, TimeoutError) as exc:
-        raise ClientError(f"cannot connect to the dealer at {host}:{port}: {exc or 'timed out'}") from None
+        raise ClientError(f"cannot connect to the dealer at {where}: {exc or 'timed out'}") from None
 
     def summary() -> MatchSummary:
         last = proto.last

@@ -1,9 +1,9 @@
-"""The ACPC dealer over TCP: a thin asyncio shell around :class:`agent.protocol.dealer_state.DealerMatch`.
+"""The ACPC dealer over TCP (or Unix sockets): a thin asyncio shell around :class:`agent.protocol.dealer_state.DealerMatch`.
 
 What the shell adds to the sans-IO match (SPEC §1, §6.4, §7, §8):
 
 * one listening socket per seat (127.0.0.1 unless another host is given; port 0 picks a
-  free one), the port line on stdout, each seat's listening socket closed once a client
+  free one; or a Unix socket per seat in a directory), the port line (or the paths) on stdout, each seat's listening socket closed once a client
   is accepted (later connections to it are refused), TCP_NODELAY on every connection;
 * the header on stderr and in the log, the log flushed after every hand, WARNING and
   ERROR lines on stderr, the SCORE line on stdout (and stderr) when the match finishes;
@@ -78,6 +78,11 @@ READ_BUFFER_LIMIT = 1 << 16
 #: Messages held back for a seat that is not to act before they are written anyway (a
 #: seat that folded may not act again for a hand or two).
 HELD_LINES = 64
+#: The Unix socket family (absent on Windows, where no socket has it).
+_AF_UNIX = getattr(socket, "AF_UNIX", -1)
+#: Longest Unix socket path, bytes (Linux's sun_path holds 108 with its terminating NUL;
+#: macOS's 104).
+UNIX_PATH_MAX = 103
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,9 @@ class DealerConfig:
     names: tuple[str, ...]
     host: str = "127.0.0.1"
     ports: tuple[int, ...] = ()
+    # Listen on Unix sockets in this directory (``seat1``, ``seat2``, ...) instead of TCP
+    # ports: what ``pokerbot match`` uses, its dealer and players being on one machine.
+    unix_dir: Path | None = None
     limits: TimeLimits = field(default_factory=TimeLimits)
     fixed_seats: bool = False
     duplicate: bool = False
@@ -160,8 +168,9 @@ class _SeatProtocol(asyncio.Protocol):
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if sock.family != _AF_UNIX:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.dealer._spin_s > 0:
                 self.fd = sock.fileno()
 
@@ -228,7 +237,7 @@ class Dealer:
         *,
         stdout: IO[str] | None = None,
         stderr: IO[str] | None = None,
-        on_ports: Callable[[list[int]], None] | None = None,
+        on_ports: Callable[[list[int] | list[str]], None] | None = None,
     ) -> None:
         n = config.game.num_players
         if config.ports and len(config.ports) != n:
@@ -267,7 +276,7 @@ class Dealer:
         self._deadline = 0.0  # when the current wait for a line runs out
         self._timer: asyncio.TimerHandle | None = None
         #: How the dealer polls its seats (the probe's verdict for ``spin_us="auto"``).
-        self.polling = resolve_spin(config.spin_us)
+        self.polling = resolve_spin(config.spin_us, unix=config.unix_dir is not None)
         self.hold_back = hold_back_by_default() if config.hold_back is None else config.hold_back
         self._spin_s = self.polling.spin_us * 1e-6 if CAN_POLL else 0.0
 
@@ -390,10 +399,18 @@ class Dealer:
             if cfg.log_path is not None:
                 # opened first, so that an unwritable path fails before any port is printed
                 self._log = open(cfg.log_path, "w", encoding="ascii", errors="replace")  # noqa: SIM115, ASYNC230
-            for s in range(n):
-                servers.append(await loop.create_server(
-                    lambda s=s: _SeatProtocol(self, s), cfg.host, ports[s]))  # type: ignore[misc]
-            bound = [srv.sockets[0].getsockname()[1] for srv in servers]
+            bound: list[int] | list[str]
+            if cfg.unix_dir is not None:
+                paths = [str(cfg.unix_dir / f"seat{s + 1}") for s in range(n)]
+                for s in range(n):
+                    servers.append(await loop.create_unix_server(
+                        lambda s=s: _SeatProtocol(self, s), paths[s]))  # type: ignore[misc]
+                bound = paths
+            else:
+                for s in range(n):
+                    servers.append(await loop.create_server(
+                        lambda s=s: _SeatProtocol(self, s), cfg.host, ports[s]))  # type: ignore[misc]
+                bound = [srv.sockets[0].getsockname()[1] for srv in servers]
             self.stdout.write(" ".join(map(str, bound)) + "\n")
             self.stdout.flush()
             if self.on_ports is not None:
@@ -411,8 +428,7 @@ class Dealer:
                 missing = [s + 1 for s, p in enumerate(self._seats) if p is None]
                 self._err(f"ERROR: seats {missing} did not connect within {cfg.start_timeout} s")
                 return self._result()
-            for srv in servers:
-                srv.close()  # the reference closes a seat's socket once it is taken
+            self._close_servers(servers)  # the reference closes a seat's socket once it is taken
             # Version lines, in seat order, then the hands: all driven by _pump.
             self._wait_limit = cfg.start_timeout if cfg.start_timeout is not None else self._response_s
             self._version_seat = 0
@@ -427,13 +443,22 @@ class Dealer:
         finally:
             if self._timer is not None:
                 self._timer.cancel()
-            for srv in servers:
-                srv.close()
+            self._close_servers(servers)
             for seat in self._seats:
                 if seat is not None:
                     seat.close()
             if self._log is not None:
                 self._log.close()
+
+    def _close_servers(self, servers: list[asyncio.Server]) -> None:
+        """Stop listening; a Unix socket's file goes too (nothing can connect to it then)."""
+        for srv in servers:
+            srv.close()
+        if self.config.unix_dir is not None:
+            for s in range(len(servers)):
+                with contextlib.suppress(OSError):
+                    (self.config.unix_dir / f"seat{s + 1}").unlink()
+        servers.clear()
 
     def _result(self) -> DealerResult:
         return DealerResult(self._score, self.match.hands_played, tuple(self.match.totals))
@@ -612,9 +637,10 @@ async def run_dealer(
     *,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
-    on_ports: Callable[[list[int]], None] | None = None,
+    on_ports: Callable[[list[int] | list[str]], None] | None = None,
 ) -> DealerResult:
-    """Play one match as configured; ``on_ports`` is called with the seats' ports once listening."""
+    """Play one match as configured; ``on_ports`` is called once listening with the seats'
+    ports, or their socket paths with ``config.unix_dir``."""
     return await Dealer(config, stdout=stdout, stderr=stderr, on_ports=on_ports).run()
 
 

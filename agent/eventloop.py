@@ -215,23 +215,28 @@ def _time_trips(sock: socket.socket, trips: int, polling: bool) -> float | None:
     return statistics.median(times) * 1e6
 
 
-def measure_round_trips(trips: int = PROBE_TRIPS) -> tuple[float, float] | None:
-    """Median loopback TCP round trips (microseconds) between this process and a forked
-    copy of it: ``(sleeping, polling)``, with both ends sleeping until a byte comes, then
-    both polling (:func:`busy_read`) for it. ``None`` where it cannot run (no fork, no
-    loopback, no reply within a second). With the default 200 trips of each kind it takes
-    a few tens of milliseconds, most of it the fork."""
+def measure_round_trips(trips: int = PROBE_TRIPS, unix: bool = False) -> tuple[float, float] | None:
+    """Median loopback TCP round trips (microseconds; with ``unix``, over a Unix socket
+    pair) between this process and a forked copy of it: ``(sleeping, polling)``, with
+    both ends sleeping until a byte comes, then both polling (:func:`busy_read`) for it.
+    ``None`` where it cannot run (no fork, no loopback, no reply within a second). With
+    the default 200 trips of each kind it takes a few tens of milliseconds, most of it
+    the fork."""
     if not CAN_POLL or not hasattr(os, "fork"):
         return None
     try:
-        with socket.create_server(("127.0.0.1", 0)) as server:
-            near = socket.create_connection(server.getsockname()[:2], timeout=_PROBE_WAIT_S)
-            far, _ = server.accept()
-    except OSError:
+        if unix:
+            near, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        else:
+            with socket.create_server(("127.0.0.1", 0)) as server:
+                near = socket.create_connection(server.getsockname()[:2], timeout=_PROBE_WAIT_S)
+                far, _ = server.accept()
+    except (OSError, AttributeError):  # (AttributeError: no AF_UNIX here)
         return None
     with near, far:
         for sock in (near, far):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if not unix:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setblocking(False)
         pid = os.fork()
         if pid == 0:  # the echo: it touches nothing of the parent's and never returns
@@ -255,27 +260,29 @@ def measure_round_trips(trips: int = PROBE_TRIPS) -> tuple[float, float] | None:
     return sleeping, polling
 
 
-_chosen: PollingChoice | None = None
+_chosen: dict[bool, PollingChoice] = {}
 
 
-def choose_polling() -> PollingChoice:
-    """Probe this machine once per process (:func:`measure_round_trips`) and apply
-    :func:`polling_rule`; later calls return the same choice."""
-    global _chosen
-    if _chosen is None:
+def choose_polling(unix: bool = False) -> PollingChoice:
+    """Probe this machine once per process and transport (:func:`measure_round_trips`:
+    loopback TCP, or with ``unix`` a Unix socket pair) and apply :func:`polling_rule`;
+    later calls return the same choice."""
+    chosen = _chosen.get(unix)
+    if chosen is None:
         cpus = _usable_cpus()
-        measured = measure_round_trips() if CAN_POLL and (cpus is None or cpus >= 2) else None
+        measured = measure_round_trips(unix=unix) if CAN_POLL and (cpus is None or cpus >= 2) else None
         sleeping, polling = measured if measured is not None else (None, None)
         spin, reason = polling_rule(sleeping, polling, cpus)
-        _chosen = PollingChoice(spin, True, reason, sleeping, polling, cpus)
-    return _chosen
+        chosen = _chosen[unix] = PollingChoice(spin, True, reason, sleeping, polling, cpus)
+    return chosen
 
 
-def resolve_spin(setting: SpinSetting) -> PollingChoice:
-    """The polling to use for ``setting``: :data:`SPIN_AUTO` decides by :func:`choose_polling`,
-    a number of microseconds is taken as given (0: no polling)."""
+def resolve_spin(setting: SpinSetting, unix: bool = False) -> PollingChoice:
+    """The polling to use for ``setting``: :data:`SPIN_AUTO` decides by :func:`choose_polling`
+    (for a Unix socket with ``unix``), a number of microseconds is taken as given (0: no
+    polling)."""
     if setting == SPIN_AUTO:
-        return choose_polling()
+        return choose_polling(unix)
     spin = float(setting)
     if not spin >= 0:
         raise ValueError(f"the polling budget must be a number of microseconds >= 0 or {SPIN_AUTO!r}, not {setting!r}")

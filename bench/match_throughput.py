@@ -10,8 +10,13 @@
    key ``hands_per_s_call_no_polling``, and the ratio ``polling_speedup_call``), and
    every process polling (``--spin-us 100``, key ``hands_per_s_call_polling``, ratio
    ``polling_speedup_call_forced``). The default, ``--spin-us auto``, polls where this
-   machine's probe says it pays; ``polling_auto`` is that probe's verdict here
-   (:func:`agent.eventloop.choose_polling`).
+   machine's probe says it pays; ``polling_auto`` is that probe's verdict here over
+   loopback TCP, ``polling_auto_unix`` over a Unix socket pair
+   (:func:`agent.eventloop.choose_polling`). The match's processes talk over Unix
+   sockets by default (``pokerbot match --transport unix``); ``*_call_tcp`` is the
+   ``call`` match over loopback TCP instead, run right after the default one so that
+   the two share the machine's mood, and ``transport_speedup_call`` and
+   ``cpu_ratio_call_unix_to_tcp`` compare them.
 
    Beside each rate, ``cpu_ms_per_hand_*``: the CPU time of the dealer and both players
    per hand, from the operating system's accounting (the user and system time of the
@@ -312,6 +317,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         call = throughput("call", short, long, work)
+        call_tcp = throughput("call", short, long, work, None, ("--transport", "tcp"))
         rand = throughput("random", short, long, work)
         # The same matches with every process on one CPU (pokerbot match --cpus)
         call_1 = throughput("call", short, long, work, one_cpu) if one_cpu else None
@@ -356,6 +362,13 @@ def main() -> None:
         "hands_per_s_call_polling": round(call_p["steady"], 1),
         "polling_speedup_call_forced": round(call_p["steady"] / call_0["steady"], 2),
         "polling_auto": choose_polling().to_json(),
+        "polling_auto_unix": choose_polling(unix=True).to_json(),
+        "hands_per_s_call_tcp": round(call_tcp["steady"], 1),
+        "cpu_ms_per_hand_call_tcp": ms(call_tcp["cpu_ms"]),
+        "cpu_ms_per_hand_split_call_tcp": call_tcp["split"],
+        "transport_speedup_call": round(call["steady"] / call_tcp["steady"], 2),
+        "cpu_ratio_call_unix_to_tcp": None if call["cpu_ms"] is None or call_tcp["cpu_ms"] is None else
+        round(call["cpu_ms"] / call_tcp["cpu_ms"], 3),
         "cpu_ms_per_hand_call": ms(call["cpu_ms"]),
         "cpu_ms_per_hand_random": ms(rand["cpu_ms"]),
         "cpu_ms_per_hand_call_plain": ms(call["cpu_ms_plain"]),

@@ -231,6 +231,29 @@ def test_loopback_match_logs_like_the_in_process_dealer(tmp_path: Path) -> None:
     assert all(c.hands == 40 for c in clients)
 
 
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this system")
+def test_a_match_over_unix_sockets_logs_as_over_tcp(tmp_path: Path) -> None:
+    sockets = tmp_path / "s"
+    sockets.mkdir()
+    logs = {}
+    for name, unix_dir in (("tcp", None), ("unix", sockets)):
+        logs[name] = tmp_path / f"{name}.log"
+        cfg = _config(hands=40, log_path=logs[name], match_name="m", names=("alice", "bob"), unix_dir=unix_dir,
+                      spin_us=100.0 if unix_dir else 0.0)  # (polling on one side: its read path too)
+        if unix_dir is None:
+            clients = [_caller(), _caller()]
+        else:
+            clients = [lambda path: play_match("", 0, CallBot(), NL2, action_timeout=10, unix_path=path,
+                                               spin_us=100.0)] * 2
+        result, out, err, done = asyncio.run(_run(cfg, clients))
+        assert result.exit_status == 0 and result.hands_played == 40, err
+        assert [c.hands for c in done] == [40, 40]
+        if unix_dir is not None:
+            assert out.splitlines()[0].split() == [str(sockets / "seat1"), str(sockets / "seat2")]
+            assert list(sockets.iterdir()) == []  # each seat's socket file goes once it is taken
+    assert logs["unix"].read_text() == logs["tcp"].read_text()
+
+
 def test_three_players_with_random_bots() -> None:
     game = load_game("holdem.nolimit.3p")
     bots = [lambda port, i=i: play_match("127.0.0.1", port, RandomBot(random.Random(i)), game) for i in range(3)]
@@ -656,6 +679,45 @@ def test_dealer_and_play_commands_as_processes(tmp_path: Path) -> None:
     for (out, _), total in zip(outs, log.score.values):
         assert out.startswith("hands 50, chips ") and "mbb/g" in out
         assert float(out.split("chips ")[1].split(",")[0]) == pytest.approx(total)
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this system")
+def test_dealer_and_play_commands_over_unix_sockets(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "agent"]
+    root = Path(__file__).resolve().parents[1]
+    dealer = subprocess.Popen(
+        cmd + ["dealer", "kuhn.limit.2p", "--hands", "30", "--seed", "3", "--unix", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+    try:
+        paths = dealer.stdout.readline().split()
+        assert paths == [str(tmp_path / "seat1"), str(tmp_path / "seat2")]
+        players = [subprocess.Popen(cmd + ["play", "--unix", path, "--game", "kuhn.limit.2p"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+                   for path in paths]
+        outs = [p.communicate(timeout=MATCH_TIMEOUT) for p in players]
+        dealer.communicate(timeout=MATCH_TIMEOUT)
+    finally:
+        if dealer.poll() is None:
+            dealer.kill()
+    assert dealer.returncode == 0 and [p.returncode for p in players] == [0, 0], outs
+    assert all(out.startswith("hands 30, chips ") for out, _ in outs)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["play"], "give the dealer's --port, or its --unix socket path"),
+    (["play", "--port", "9", "--unix", "x"], "give the dealer's --port, or its --unix socket path"),
+    (["dealer", "kuhn.limit.2p", "--hands", "1", "--seed", "1", "--unix", "no/such/dir"], "not a directory"),
+    (["dealer", "kuhn.limit.2p", "--hands", "1", "--seed", "1", "--unix", "{long}"], "too long"),
+    (["dealer", "kuhn.limit.2p", "--hands", "1", "--seed", "1", "--unix", "{tmp}", "--port", "9"], "no --port"),
+])
+def test_unix_socket_options_are_checked(tmp_path: Path, args: list[str], message: str) -> None:
+    long = tmp_path / ("d" * 120)
+    long.mkdir()
+    args = [a.format(long=long, tmp=tmp_path) for a in args]
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "agent", *args], capture_output=True, text=True, cwd=root,
+                       timeout=MATCH_TIMEOUT, check=False)
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_play_command_reports_a_refused_connection() -> None:

@@ -91,9 +91,10 @@ def test_the_polling_rule_on_the_machines_measured() -> None:
     assert polling_rule(65.0, 8.0, None)[0] == DEFAULT_SPIN_US  # CPUs unknown: the figures decide
 
 
-def test_the_probe_times_both_round_trips_quickly() -> None:
+@pytest.mark.parametrize("unix", [False, True])
+def test_the_probe_times_both_round_trips_quickly(unix: bool) -> None:
     t0 = time.perf_counter()
-    measured = measure_round_trips()
+    measured = measure_round_trips(unix=unix)
     elapsed = time.perf_counter() - t0
     assert measured is not None
     sleeping, polling = measured
@@ -104,11 +105,11 @@ def test_the_probe_times_both_round_trips_quickly() -> None:
 def test_auto_probes_once_and_numbers_are_taken_as_given(monkeypatch) -> None:
     probes: list[int] = []
 
-    def fake_probe(trips: int = eventloop.PROBE_TRIPS) -> tuple[float, float]:
+    def fake_probe(trips: int = eventloop.PROBE_TRIPS, unix: bool = False) -> tuple[float, float]:
         probes.append(trips)
-        return 70.0, 9.0
+        return (60.0, 5.0) if unix else (70.0, 9.0)
 
-    monkeypatch.setattr(eventloop, "_chosen", None)
+    monkeypatch.setattr(eventloop, "_chosen", {})
     monkeypatch.setattr(eventloop, "measure_round_trips", fake_probe)
     monkeypatch.setattr(eventloop, "_usable_cpus", lambda: 2)
     first = resolve_spin(SPIN_AUTO)
@@ -120,10 +121,13 @@ def test_auto_probes_once_and_numbers_are_taken_as_given(monkeypatch) -> None:
     assert resolve_spin(250.0).spin_us == 250.0 and not resolve_spin(250.0).auto
     with pytest.raises(ValueError, match="polling budget"):
         resolve_spin(-1.0)
-    monkeypatch.setattr(eventloop, "_chosen", None)
+    over_unix = resolve_spin(SPIN_AUTO, unix=True)  # a transport of its own: probed apart, once
+    assert over_unix is choose_polling(unix=True) and len(probes) == 2
+    assert over_unix.to_json()["sleeping_round_trip_us"] == 60.0 and choose_polling() is first
+    monkeypatch.setattr(eventloop, "_chosen", {})
     monkeypatch.setattr(eventloop, "_usable_cpus", lambda: 1)
     one = choose_polling()
-    assert one.spin_us == 0.0 and len(probes) == 1  # one CPU: no probe at all
+    assert one.spin_us == 0.0 and len(probes) == 2  # one CPU: no probe at all
 
 
 def test_spin_us_option(monkeypatch) -> None:
@@ -133,7 +137,7 @@ def test_spin_us_option(monkeypatch) -> None:
 
     parser = argparse.ArgumentParser()
     add_spin_option(parser)
-    monkeypatch.setattr(eventloop, "_chosen", PollingChoice(0.0, True, "measured"))
+    monkeypatch.setattr(eventloop, "_chosen", {False: PollingChoice(0.0, True, "measured")})
     assert parser.parse_args([]).spin_us == SPIN_AUTO  # the default
     assert spin_us(parser.parse_args([])) == 0.0 and spin_choice(parser.parse_args([])).reason == "measured"
     assert spin_us(parser.parse_args(["--spin-us", "AUTO"])) == 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -178,21 +179,43 @@ def test_match_on_one_cpu(tmp_path):
 ])
 def test_polling_changes_nothing_but_speed(tmp_path, capsys, game, bots):
     """Dealer and players that poll their sockets (the default, and a long budget) play
-    the very match they play without polling."""
+    the very match they play without polling, over Unix sockets (the default) and TCP."""
     logs = []
-    for spin in ("0", "5000", "auto"):
-        log = tmp_path / f"spin{spin}.log"
+    for spin, transport in (("0", None), ("5000", None), ("auto", None), ("auto", "tcp")):
+        log = tmp_path / f"spin{spin}{transport}.log"
         out = match_here(capsys, game, "--players", *bots, "--hands", "300", "--seed", "11", "--spin-us", spin,
-                         "--json", "--quiet", "--log", str(log))
+                         "--json", "--quiet", "--log", str(log), *(["--transport", transport] if transport else []))
         logs.append([ln for ln in log.read_text().splitlines() if not ln.startswith("#")])
         # the --json report says how the match polled: as given, or what the probe decided
-        polling = json.loads(out.strip().splitlines()[-1])["polling"]
+        report = json.loads(out.strip().splitlines()[-1])
+        polling = report["polling"]
+        assert report["transport"] == (transport or ("unix" if hasattr(socket, "AF_UNIX") else "tcp"))
         assert polling["auto"] == (spin == "auto")
         if spin == "auto":
             assert polling["spin_us"] in (0.0, 100.0) and polling["reason"]
         else:
             assert polling["spin_us"] == float(spin)
-    assert logs[0] == logs[1] == logs[2] and len(logs[0]) == 301  # 300 STATE lines + SCORE
+    assert logs[0] == logs[1] == logs[2] == logs[3] and len(logs[0]) == 301  # 300 STATE lines + SCORE
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets on this system")
+def test_unix_sockets_live_in_a_private_directory_removed_after(tmp_path, capsys, monkeypatch):
+    import tempfile
+
+    seen: list[tuple[str, int]] = []
+    real = tempfile.TemporaryDirectory
+
+    def watched(*args, **kwargs):
+        made = real(*args, **kwargs)
+        seen.append((made.name, os.stat(made.name).st_mode & 0o777))
+        return made
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", watched)
+    match_here(capsys, "kuhn.limit.2p", "--players", "call", "raise", "--hands", "20", "--seed", "1", "--quiet",
+               "--log", str(tmp_path / "m.log"))
+    assert len(seen) == 1 and seen[0][1] == 0o700  # only this user can connect to the seats
+    assert not Path(seen[0][0]).exists()
 
 
 def test_spin_us_is_checked(capsys):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import socket
 from pathlib import Path
 
 from poker.game import load_game
 
 from .. import eventloop
 from .options import UserError
-from ..dealer import DealerConfig, parse_names, run_dealer
+from ..dealer import UNIX_PATH_MAX, DealerConfig, parse_names, run_dealer
 from ..protocol.dealer_state import TimeLimits
 from .options import add_spin_option, spin_us
 
@@ -53,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--players", nargs="+", metavar="NAME", help="names in seat order (default player1..playerN)")
     p.add_argument("--port", nargs="+", metavar="P", help="listening port per seat (default: free ports)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--unix", type=Path, metavar="DIR",
+                   help="listen on Unix sockets DIR/seat1 .. DIR/seatN instead of TCP ports (clients on this "
+                        "machine: 'pokerbot play --unix PATH'); their paths are printed instead of the ports")
     p.add_argument("--duplicate", action="store_true",
                    help="play every deal again with the seats rotated (N passes in all)")
     p.add_argument("--fixed-seats", action="store_true", help="no seat rotation between hands (reference -f)")
@@ -78,6 +82,17 @@ def run(args: argparse.Namespace) -> int:
     for name in ("t_response", "t_hand", "t_per_hand"):
         if getattr(args, name) < 0:
             raise UserError(f"--{name.replace('_', '-')} must not be negative")
+    if args.unix is not None:
+        if args.port:
+            raise UserError("--unix listens on Unix sockets: give no --port with it")
+        if not hasattr(socket, "AF_UNIX"):
+            raise UserError("--unix needs Unix sockets, which this system does not have")
+        if not args.unix.is_dir():
+            raise UserError(f"--unix {args.unix}: not a directory")
+        longest = len(str(args.unix / f"seat{game.num_players}").encode())
+        if longest > UNIX_PATH_MAX:
+            raise UserError(f"--unix {args.unix}: its socket paths would be {longest} bytes, too long for a "
+                            f"Unix socket (at most {UNIX_PATH_MAX}); use a shorter directory")
     match_name = args.match_name
     if match_name is None:
         match_name = args.log.name.removesuffix(".log") if args.log else "match"
@@ -88,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         names=parse_names(args.players, game.num_players),
         host=args.host,
         ports=_ports(args.port),
+        unix_dir=args.unix,
         limits=TimeLimits(args.t_response, args.t_hand, args.t_per_hand),
         fixed_seats=args.fixed_seats,
         duplicate=args.duplicate,
@@ -96,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         game_file=args.game,
         start_timeout=None if args.start_timeout is None else args.start_timeout / 1000,
         verbose=args.verbose,
-        spin_us=spin_us(args),
+        spin_us=spin_us(args, unix=args.unix is not None),
     )
     result = eventloop.run(run_dealer(config))
     return result.exit_status

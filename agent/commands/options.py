@@ -99,19 +99,20 @@ def add_spin_option(p: argparse.ArgumentParser) -> None:
                         "wake-up; 0: never")
 
 
-def spin_choice(args: argparse.Namespace) -> PollingChoice:
+def spin_choice(args: argparse.Namespace, unix: bool = False) -> PollingChoice:
     """The checked ``--spin-us`` and what it decided: ``auto`` probes this machine once per
-    process (:func:`agent.eventloop.choose_polling`), a number is taken as given."""
+    process (:func:`agent.eventloop.choose_polling`; over a Unix socket pair with ``unix``),
+    a number is taken as given."""
     value = args.spin_us
     if value != SPIN_AUTO and not 0 <= value <= 1_000_000:
         raise UserError(f"--spin-us must be auto or between 0 and 1000000, not {value:g}")
-    return resolve_spin(value)
+    return resolve_spin(value, unix)
 
 
-def spin_us(args: argparse.Namespace) -> float:
+def spin_us(args: argparse.Namespace, unix: bool = False) -> float:
     """The polling budget ``--spin-us`` comes to, in microseconds (``auto`` resolved:
     see :func:`spin_choice`)."""
-    return spin_choice(args).spin_us
+    return spin_choice(args, unix).spin_us
 
 
 def add_mqtt_options(p: argparse.ArgumentParser) -> None:

@@ -72,7 +72,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ),
     )
     p.add_argument("--host", default="127.0.0.1", help="dealer address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, required=True, help="this seat's dealer port")
+    p.add_argument("--port", type=int, help="this seat's dealer port (required unless --unix)")
+    p.add_argument("--unix", metavar="PATH",
+                   help="connect to this Unix socket instead of host:port (a dealer on this machine "
+                        "listening with 'pokerbot dealer --unix DIR'; 'pokerbot match' uses it)")
     p.add_argument("--bot", default="call", metavar="BOT",
                    help=f"which bot plays: {', '.join(sorted(BOTS))}, or strategy:FILE (default call)")
     p.add_argument("--strategy", metavar="FILE",
@@ -123,7 +126,7 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
         if mqtt is None:
             seat = WatchedBot(bot, name, sinks) if sinks else bot
             return await play_match(args.host, args.port, seat, game, action_timeout=args.action_timeout,
-                                    spin_us=args.spin_us, read_timeout=args.read_timeout)
+                                    spin_us=args.spin_us, read_timeout=args.read_timeout, unix_path=args.unix)
         async with Telemetry(mqtt, name) as tel:
 
             def on_hand(ms: MatchState, chips: float) -> None:
@@ -137,7 +140,7 @@ async def _play(args: argparse.Namespace, game: Game, bot: object, mqtt: MqttCon
             sinks.append(lambda event: tel.publish("decision", event))
             return await play_match(args.host, args.port, WatchedBot(bot, name, sinks), game,
                                     action_timeout=args.action_timeout, on_hand=on_hand,
-                                    spin_us=args.spin_us, read_timeout=args.read_timeout)
+                                    spin_us=args.spin_us, read_timeout=args.read_timeout, unix_path=args.unix)
     finally:
         if events is not None:
             events.close()
@@ -185,7 +188,9 @@ def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None
 
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
-    spin_us(args)
+    if (args.port is None) == (args.unix is None):
+        raise UserError("give the dealer's --port, or its --unix socket path (not both)")
+    spin_us(args, unix=args.unix is not None)
     spec = player_spec(args)
     game, bot = open_player(spec, args.game, args.seed, args.duplicate_hands)
     mqtt = mqtt_config(args)
