@@ -1,6 +1,6 @@
 """The event loop the ``dealer`` and ``play`` processes run on, and whether they poll.
 
-A match is a ping-pong of short lines over loopback: every action wakes the dealer and a
+A match is a ping-pong of short lines over local sockets: every action wakes the dealer and a
 player once each. uvloop (libuv) does a wake-up (poll, read, callback, write) several times
 cheaper than asyncio's pure-Python selector loop: a bare ping-pong here runs 5-8x faster,
 a full call-vs-call match about 12% faster (the rest of its time is our own Python per

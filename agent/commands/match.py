@@ -1,4 +1,4 @@
-"""``pokerbot match``: our dealer and one bot process per seat over loopback, one command.
+"""``pokerbot match``: our dealer and one bot process per seat on this machine, one command.
 
 The processes talk over Unix sockets in a private temporary directory where the system
 has them (``--transport unix``, the default; ``tcp`` for loopback TCP as with any other
@@ -70,10 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``match`` subcommand."""
     p = sub.add_parser(
         "match",
-        help="play a match between bots: dealer + one process per seat on loopback",
+        help="play a match between bots: dealer + one process per seat on this machine",
         description=(
-            "Start our ACPC dealer and one 'pokerbot play' process per seat, talking over "
-            "loopback sockets; wait for the match and report, per player, the hands, chips "
+            "Start our ACPC dealer and one 'pokerbot play' process per seat, talking over Unix "
+            "sockets (or loopback TCP); wait for the match and report, per player, the hands, chips "
             "won and mbb/g with a 95% confidence interval (over duplicate deals with "
             "--duplicate)."
         ),
