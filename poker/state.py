@@ -669,11 +669,13 @@ class State:
         """The hand is over with at least two players who did not fold."""
         return self.actor is None and sum(self.folded) + 1 < self.game.num_players
 
-    def values(self) -> tuple[float, ...]:
+    def values(self, ranks: Sequence[int] | None = None) -> tuple[float, ...]:
         """Per position: chips won minus chips put in, for a finished hand (SPEC §5.1).
 
         A showdown needs the deal; hands are ranked with :func:`poker.evaluator.evaluate`
         on the hole cards plus the whole board. Split pots give fractional values.
+        ``ranks``: each position's rank so computed, where the caller knows them already
+        (the dealer ranks a deal's hands while it waits): the showdown then needs no deal.
         """
         if self.actor is not None:
             raise ValueError(
@@ -686,16 +688,21 @@ class State:
         if sum(folded) + 1 >= n:
             pot = sum(spent)
             return tuple(float(-spent[p]) if folded[p] else float(pot - spent[p]) for p in range(n))
-        if self.deal is None:
+        if ranks is not None:
+            if len(ranks) != n:
+                raise ValueError(f"{len(ranks)} ranks given for {n} players")
+            known: list[int | None] = [None if folded[p] else ranks[p] for p in range(n)]
+        elif self.deal is None:
             raise ValueError(
                 f"the hand ends in a showdown (betting {self.betting_string()!r}) and this "
                 f"state has no deal to rank the hands"
             )
-        evaluate = _evaluator()
-        board = self.deal.board_through(self.round)
-        ranks = [None if folded[p] else evaluate(self.deal.holes[p] + board) for p in range(n)]
+        else:
+            evaluate = _evaluator()
+            board = self.deal.board_through(self.round)
+            known = [None if folded[p] else evaluate(self.deal.holes[p] + board) for p in range(n)]
         return tuple(
-            float(-spent[p]) if folded[p] else _showdown_value(spent, ranks, p) for p in range(n)
+            float(-spent[p]) if folded[p] else _showdown_value(spent, known, p) for p in range(n)
         )
 
 

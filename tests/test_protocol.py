@@ -345,7 +345,9 @@ def _match_view(d: DealerMatch) -> tuple:
 def test_a_prepared_call_is_the_call_read(game_name: str, data: st.DataObject) -> None:
     """A call answered from :meth:`DealerMatch.prepare_call` sends what reading it sends
     and leaves the match as reading it does, time charged and limits included; any other
-    response, and a preparation the match has moved past, fall back to reading."""
+    response, and a preparation the match has moved past, fall back to reading. Hands'
+    ends made ahead (:meth:`DealerMatch.prepare_ahead`: ranks, the next deal, across
+    duplicate passes) change nothing either."""
     game = load_game(game_name)
     names = [f"p{i}" for i in range(game.num_players)]
     limits = TimeLimits(response_ms=50, hand_ms=120, per_hand_ms=40)
@@ -359,6 +361,8 @@ def test_a_prepared_call_is_the_call_read(game_name: str, data: st.DataObject) -
         seat = read.acting_seat
         assert seat is not None and seat == fast.acting_seat
         prepared = fast.prepare_call()
+        for _ in range(data.draw(st.integers(0, 3))):  # the hand's end made ahead, or not
+            fast.prepare_ahead()
         assert _match_view(fast) == _match_view(read)  # preparing changes nothing
         now += data.draw(st.sampled_from([0.0, 0.001, 0.02, 0.049, 0.051]))
         letter = data.draw(st.sampled_from([b"c", b"c", b"c", b"f", b"r", b"C"]))
@@ -403,6 +407,30 @@ def test_a_prepared_call_is_used_in_a_match() -> None:
     assert not lost.over and lost.prepare_call() is None  # its messages are no longer made
     assert not lost.take_prepared(prepared, 0.0)  # the call is read: the lost seat acts next
     assert _outputs(lost.receive_line(lost.acting_seat, prepared.lines[0], 0.0))[1][-1] == MatchOver(None)
+
+
+def test_preparing_ahead_ranks_the_hands_then_deals_the_next() -> None:
+    """One piece a call: this deal's ranks on the whole board, then the next hand's deal
+    (the next pass's first, from the seed, at a pass's end); nothing after the last hand."""
+    from poker.evaluator import evaluate
+
+    d = DealerMatch(NL2, num_hands=2, seed=8, names=["a", "b"], duplicate=True)
+    d.start(0.0)
+    deals, ranked = [], []
+    while not d.over:
+        if d.hands_played == len(deals):
+            deal = d.state.deal
+            board = deal.board_through(NL2.num_rounds - 1)
+            deals.append(deal)
+            pieces = 0
+            while d.prepare_ahead():
+                pieces += 1
+            ranked.append(pieces)
+            assert d._ranks == [evaluate(hole + board) for hole in deal.holes]
+        d.receive_line(d.acting_seat, d.owed_text + b":c\r\n", 0.0)
+    assert ranked == [2, 2, 2, 1]  # the last hand has no next deal
+    assert deals[2] == deals[0] and deals[3] == deals[1] and deals[0] != deals[1]  # the pass deals again
+    assert not d.prepare_ahead()  # over
 
 
 # ---------------------------------------------------------------------------- framing

@@ -309,6 +309,26 @@ def test_three_way_tie_and_half_chips():
     assert format_state_line(0, s, "ABC").split(":")[4] == "100.5|100.5|-201"
 
 
+def test_values_from_ranks_known_ahead():
+    """A showdown valued from ranks the caller computed (the dealer's, made while it
+    waits) is the showdown valued from the deal, side pots, splits and folds included."""
+    from poker.evaluator import evaluate
+
+    cases = [
+        (nl_game([300, 1000, 1000]), deal(["AsAh", "KsKh", "QsQh"], "2c7d9h Jc 3d"), "r1000cc///"),
+        (L3, deal(["2c3d", "2h3s", "4c5d"], "AcKdQh Js Tc"), "cfc/cc/cc/cc"),
+        (NL3, deal(["2c3d", "2h3s", "4c5d"], "AcKdQh Js Tc"), "r201r402cf/cc/cc/cc"),
+    ]
+    for game, d, betting in cases:
+        s = State.from_betting(game, betting, d)
+        board = d.board_through(game.num_rounds - 1)
+        ranks = [evaluate(hole + board) for hole in d.holes]
+        assert s.values(ranks) == s.values()
+        assert State.from_betting(game, betting).values(ranks) == s.values()  # no deal needed
+        with pytest.raises(ValueError, match="ranks given"):
+            s.values(ranks[:-1])
+
+
 def test_values_of_a_fold_need_no_cards():
     s = State.from_betting(NL2, "r300f")
     assert s.deal is None and s.values() == (-100.0, 100.0)

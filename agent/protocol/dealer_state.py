@@ -197,6 +197,17 @@ def _read_echo(text: str, game: Game) -> _Echo | None:
     return _Echo(viewer, hand, state, holes[viewer], tuple(board), i)
 
 
+def _card_texts(deal: Deal) -> tuple[list[str], list[str]]:
+    """A deal's hole cards as text, by position, and its board field through each round
+    (round 0's cards follow the holes)."""
+    holes = [format_cards(hole) for hole in deal.holes]
+    texts, acc = [], ""
+    for r, b in enumerate(deal.boards):
+        acc += ("/" if r else "") + format_cards(b)
+        texts.append(acc)
+    return holes, texts
+
+
 class DealerMatch:
     """One match, dealt and refereed as the reference dealer does it, without I/O.
 
@@ -260,6 +271,11 @@ class DealerMatch:
         self._cards: CardDealer | None = None
         self._state: State | None = None  # the betting only: no deal (see _apply)
         self._deal: Deal | None = None
+        # Made ahead while a seat thinks (prepare_ahead): the ranks of this deal's hands on
+        # the whole board, and the next hand's deal with its card texts and its dealer.
+        self._ranks: list[int] | None = None
+        self._upcoming: tuple[CardDealer, Deal, list[str], list[str]] | None = None
+        self._last_round = game.num_rounds - 1
         self._next: dict[str, tuple[State, str]] = {}  # see _apply
         self._first_state = State.new_hand(game)
         self._seat_of: tuple[int, ...] = ()  # by position
@@ -498,11 +514,47 @@ class DealerMatch:
         assert deal is not None
         return echo.own_hole == deal.holes[position] and echo.boards == deal.board_through(state.round)
 
+    def prepare_ahead(self) -> bool:
+        """Do one piece of what the end of the hand will need, while a seat thinks: rank
+        the players' hands on the whole board (a showdown then evaluates nothing), or deal
+        the next hand (from this pass's dealer, or the next pass's from the seed). Returns
+        whether there was a piece left to do. Calling it or not changes nothing the match
+        does or sends (tested); it moves work off the path from a hand's last response to
+        the next hand's first message."""
+        deal = self._deal
+        if self.over or deal is None:
+            return False
+        if self._ranks is None:
+            from poker.evaluator import evaluate_trusted as evaluate  # (the dealer warms it up)
+
+            board = deal.board_through(self._last_round)
+            self._ranks = [evaluate(hole + board) for hole in deal.holes]
+            return True
+        if self._upcoming is None:
+            if self._hand_in_pass + 1 < self.num_hands:
+                cards = self._cards
+                assert cards is not None
+            elif self._pass + 1 < self.passes:
+                cards = CardDealer(self.game, self.seed)  # the next pass deals the same cards again
+            else:
+                return False  # the match's last hand
+            upcoming = cards.next_deal()
+            self._upcoming = (cards, upcoming, *_card_texts(upcoming))
+            return True
+        return False
+
     def _begin_hand(self, now: float, out: list[Output]) -> None:
         game = self.game
-        if self._cards is None:
-            self._cards = CardDealer(game, self.seed)
-        deal = self._cards.next_deal()
+        upcoming = self._upcoming
+        if upcoming is not None:
+            self._cards, deal, holes, texts = upcoming
+            self._upcoming = None
+        else:
+            if self._cards is None:
+                self._cards = CardDealer(game, self.seed)
+            deal = self._cards.next_deal()
+            holes, texts = _card_texts(deal)
+        self._ranks = None
         n = game.num_players
         h = self._hand_in_pass
         shift = self._pass + (0 if self.fixed_seats else h)
@@ -511,12 +563,7 @@ class DealerMatch:
         self._deal = deal
         self._state = self._first_state  # the same every hand: the deal is kept apart
         self._betting = ""
-        self._hole_text = holes = [format_cards(hole) for hole in deal.holes]
-        # board_text[r]: the board field through round r (round 0's cards follow the holes)
-        texts, acc = [], ""
-        for r, b in enumerate(deal.boards):
-            acc += ("/" if r else "") + format_cards(b)
-            texts.append(acc)
+        self._hole_text = holes
         self._board_text = texts
         # What each seat's messages look like this hand, around the betting: the head
         # "MATCHSTATE:<position>:<hand>:" and the cards it may see (its own hole only).
@@ -596,7 +643,11 @@ class DealerMatch:
         state = self._state
         assert state is not None
         names = [self.names[s] for s in self._seat_of]
-        values = state.with_deal(self._deal).values()
+        ranks = self._ranks
+        if ranks is not None and state.round == self._last_round:
+            values = state.values(ranks)  # ranked ahead (prepare_ahead)
+        else:
+            values = state.with_deal(self._deal).values()
         for p, v in enumerate(values):
             self.totals[self._seat_of[p]] += v
         # format_state_line's text, from the pieces the messages were built from
