@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -392,3 +393,35 @@ def test_train_short20_deals_with_a_regret_floor(tmp_path, capsys):
     # on the dealt problem, which has no chance layer to walk)
     assert doc["stored_real_exploitability"] == pytest.approx(doc["real_exploitability"], rel=0.05)
     assert load_strategy(out).iterations == 100_000
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_during_the_final_evaluation_writes_the_strategy(tmp_path):
+    """The command stopped while it evaluates a finished run: exit 130, the strategy
+    written without figures, one line saying so."""
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "agent"]
+    subprocess.run(cmd + ["abstract", "holdem.nolimit.2p.short20", "--buckets", "5,8,8,8", "--seed", "1",
+                          "--out", str(tmp_path / "abs")], cwd=root, check=True, capture_output=True)
+    out = tmp_path / "run.strategy"
+    proc = subprocess.Popen(cmd + ["train", "holdem.nolimit.2p.short20", "--betting", "1p,cap1", "--algo", "es",
+                                   "--iterations", "20000", "--seed", "1", "--threads", "1",
+                                   "--abstraction", str(tmp_path / "abs"), "--out", str(out)],
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    seen = b""
+    deadline = time.monotonic() + 240
+    while b"evaluating=" not in seen and time.monotonic() < deadline and proc.poll() is None:
+        seen += proc.stderr.read1(4096)
+    assert b"evaluating=" in seen, seen[-500:]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-500:]
+    last = err.decode().strip().splitlines()[-1]
+    assert last.startswith("pokerbot train: SIGINT stopped the final evaluation") and str(out) in last
+    assert load_strategy(out).iterations == 20000

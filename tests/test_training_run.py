@@ -301,6 +301,37 @@ def test_stopped_and_resumed_through_the_library_is_the_run_never_stopped(tmp_pa
     assert last.training["options"] == done.training["options"]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_signal_during_the_final_evaluation_keeps_the_strategy(tmp_path, threads):
+    """SIGINT or SIGTERM while the finished run evaluates ends the evaluation after the
+    walks under way, writes the strategy without figures and says so; the handlers are
+    put back."""
+    import os
+
+    def config(out: Path) -> TrainingConfig:
+        return TrainingConfig("leduc.nolimit.2p", AlgorithmConfig("es"), Budget(iterations=2_000), out=out,
+                              betting="0.5p,1p,a", seed=5, threads=threads)
+
+    whole = run_training(config(tmp_path / "whole.strategy"))
+    assert whole.evaluation_stopped is None and whole.evaluation  # evaluated, figures stored
+    before = signal.getsignal(signal.SIGTERM)
+    sent: list[int] = []
+
+    def interrupt(report: TrainingProgress) -> None:
+        if report.stage == "evaluate" and not sent:
+            sent.append(signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    stopped = run_training(config(tmp_path / "stopped.strategy"), progress=interrupt)
+    assert sent and stopped.evaluation_stopped == signal.SIGTERM and not stopped.interrupted
+    assert stopped.final is None and stopped.real is None and stopped.evaluation == {}
+    assert signal.getsignal(signal.SIGTERM) is before
+    kept = load_strategy(tmp_path / "stopped.strategy")
+    assert kept.iterations == 2_000 and not open_strategy(tmp_path / "stopped.strategy").evaluation
+    if threads == 1:  # (Hogwild threads make a run reproducible only statistically)
+        np.testing.assert_array_equal(kept.policy, load_strategy(tmp_path / "whole.strategy").policy)
+
+
 def test_run_training_refuses_before_it_runs(tmp_path):
     missing = _config(out=tmp_path / "nope" / "x.strategy")
     with pytest.raises(ConfigError, match="folder .* does not exist"):

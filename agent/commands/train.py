@@ -232,7 +232,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "many the run has applied); "
             "and exploitability / mbb_per_game (abstract game) when an evaluation happened "
             "then. The last line has \"final\": true, the final evaluation, \"interrupted\" "
-            "and \"signal\" (SIGINT, SIGTERM or null).",
+            "and \"signal\" (SIGINT, SIGTERM or null), and \"evaluation_stopped\" (the signal "
+            "that cut the final evaluation short, after which the strategy is written without "
+            "its figures, or null).",
             "On a Ray cluster (the optional cluster extra: pip install -e '.[cluster]'): "
             "--cluster ADDRESS (HOST:PORT of a running cluster's head, 'auto', or 'local' for "
             "a Ray instance of this machine) --workers N trains es, os, as or tcfr on N worker "
@@ -783,6 +785,7 @@ def _summary(run: TrainingRun) -> dict[str, Any]:
         "checkpoint": str(run.checkpoint) if run.checkpoint is not None else None,
         "interrupted": run.interrupted,
         "signal": run.signal_name,
+        "evaluation_stopped": signal.Signals(run.evaluation_stopped).name if run.evaluation_stopped else None,
         "plan": run.plan.to_dict() if run.plan is not None else None,
         "cluster": run.cluster,
     }
@@ -837,6 +840,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+    if result.evaluation_stopped is not None:
+        signum = result.evaluation_stopped
+        where = f"; the strategy is in {result.config.out}" if result.config.out is not None else ""
+        print(f"pokerbot train: {signal.Signals(signum).name} stopped the final evaluation; the training "
+              f"was complete{where}, without its exploitability figures", file=sys.stderr)
+        return 128 + signum
     return 0
 
 

@@ -306,8 +306,26 @@ def _evaluate(
         progress(0, walks)
     names = list(jobs)
     if threads > 1:
+        # A walk that fails (or whose progress callback raises, to stop the evaluation)
+        # keeps the walks not yet started from starting; its error is raised once the
+        # walks under way have ended.
+        failed: list[BaseException] = []
+
+        def run(name: str) -> float:
+            if failed:
+                return float("nan")
+            try:
+                return jobs[name](tick)
+            except BaseException as exc:
+                with lock:
+                    failed.append(exc)
+                raise
+
         with ThreadPoolExecutor(min(int(threads), len(names))) as pool:
-            figures = dict(zip(names, pool.map(lambda n: jobs[n](tick), names)))
+            futures = [pool.submit(run, n) for n in names]
+        if failed:
+            raise failed[0]
+        figures = {n: f.result() for n, f in zip(names, futures)}
     else:
         figures = {n: jobs[n](tick) for n in names}
 

@@ -147,7 +147,9 @@ class TrainingRun:
     the end in the abstract and the real game, ``stored`` and ``stored_real`` that of the
     policy as the file stores it (None where not measured); ``checkpoint`` the file
     written at the end, if any; ``interrupted`` and ``signal`` say whether a signal or
-    the caller's stop request ended the loop; ``plan`` what the run predicted of itself
+    the caller's stop request ended the loop; ``evaluation_stopped`` the signal
+    (SIGINT or SIGTERM) that cut the final evaluation short, if one did: the strategy
+    file is then written without the figures; ``plan`` what the run predicted of itself
     before its loop (None unless asked for).
     """
 
@@ -173,6 +175,7 @@ class TrainingRun:
     signal: int | None
     plan: TrainingPlan | None = None
     cluster: dict[str, Any] | None = None  # a cluster run's rounds: ClusterStats.to_dict()
+    evaluation_stopped: int | None = None
 
     @functools.cached_property
     def strategy(self) -> Strategy:
@@ -556,6 +559,31 @@ class _Ending:
     evaluate: Evaluate | None  # how it was evaluated (None: not)
     final: Result | None  # abstract game
     real: Result | None
+    stopped: int | None = None  # the signal that cut the evaluation short
+
+
+class _EvaluationStopped(Exception):
+    """Raised from an evaluation's progress callback once SIGINT or SIGTERM came."""
+
+
+def _stoppable(
+    evaluate: Evaluate, strategy: Strategy, threads: int, report: Callable[[int, int], None]
+) -> tuple[Result | None, Result | None, int | None]:
+    """``evaluate(strategy)`` with SIGINT and SIGTERM ending it after the walks under way
+    (the solving is over and its tables are all that matter): its two results, or
+    ``(None, None, signum)`` when a signal stopped it. ``report(done, walks)``: progress."""
+    with stop_on_signals() as request:
+
+        def walked(done: int, walks: int) -> None:
+            if request:
+                raise _EvaluationStopped
+            report(done, walks)
+
+        try:
+            final, real = evaluate(strategy, threads, walked)
+        except _EvaluationStopped:
+            return None, None, request.signum
+    return final, real, None
 
 
 class _Session:
@@ -730,23 +758,26 @@ class _Session:
             evaluate = _abstract_and_real
         elif self.final_eval:
             evaluate = _real_only
-        final, real = None, None
+        final, real, stopped = None, None, None
         if evaluate is not None:
 
             def walked(done: int, walks: int) -> None:
                 self.report("evaluate", res, {"evaluating": f"{done}/{walks} walks"})
 
-            final, real = evaluate(strategy, self.config.threads, walked)
+            final, real, stopped = _stoppable(evaluate, strategy, self.config.threads, walked)
+            if stopped is not None:
+                evaluate = None  # nothing measured: the file goes out without figures
         last = self.measures(res, rss_gib(), final=True)
         last.update(
             **_figures("", final),
             **_figures("real_", real),
             interrupted=res.interrupted,
             signal=signal.Signals(res.signal).name if res.signal is not None else None,
+            evaluation_stopped=signal.Signals(stopped).name if stopped is not None else None,
             final=True,
         )
         self.metrics.write(last["t"], last)
-        return _Ending(wrote, strategy, evaluate, final, real)
+        return _Ending(wrote, strategy, evaluate, final, real, stopped)
 
 
 def run_training(
@@ -800,6 +831,7 @@ def run_training(
     problem, solver = setup.problem, setup.solver
     strategy = end.strategy
     stored, stored_real = final, real
+    stopped = end.stopped
     if end.evaluate is not None and config.precision == "u8":
         # the figures the file can claim are those of the policy it stores; on the
         # strategy's own problem (a dealt run's evaluated strategy is on the listed one,
@@ -811,7 +843,7 @@ def run_training(
         def walked(done: int, walks: int) -> None:
             session.report("evaluate", res, {"evaluating": f"as stored, {done}/{walks} walks"})
 
-        stored, stored_real = end.evaluate(as_stored, config.threads, walked)
+        stored, stored_real, stopped = _stoppable(end.evaluate, as_stored, config.threads, walked)
     session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
     options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {
@@ -867,6 +899,7 @@ def run_training(
         checkpoint=end.checkpoint,
         interrupted=res.interrupted,
         signal=res.signal,
+        evaluation_stopped=stopped,
         plan=setup.plan,
         cluster=setup.runner.stats.to_dict() if setup.runner is not None else None,
     )
