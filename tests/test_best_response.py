@@ -161,3 +161,27 @@ def test_walks_side_by_side_give_the_same_figures_and_count_every_walk():
     assert alone[0].br[0] < alone[1].br[0] and alone[0].value == alone[1].value
     with pytest.raises(ValueError, match="threads"):
         exploitability(None, strategy, threads=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_an_error_in_one_walk_stops_the_others_at_their_next_level(threads):
+    """A progress callback that raises (how training stops its final evaluation on a
+    signal) ends the evaluation: no walk starts after it, those under way stop at their
+    next level, and its own error is the one raised."""
+    problem = make_problem("leduc.limit.2p", bucket_fn=_pair_buckets, bucket_counts=[3, 2])
+    strategy = Strategy(problem, random_policy(problem, np.random.default_rng(5)))
+    walks = sum(abstract_walks(strategy, p) for p in (0, 1)) + 3
+    heard: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(done: int, total: int) -> None:
+        heard.append(done)
+        if done == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        abstract_and_real_exploitability(strategy, threads=threads, progress=progress)
+    # the first walk's end raised; each other thread may have ended one walk meanwhile
+    assert heard[:2] == [0, 1] and len(heard) <= 1 + threads < walks

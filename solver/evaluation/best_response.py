@@ -85,6 +85,10 @@ class Result:
     value: float
 
 
+class _Abandoned(Exception):
+    """A walk stopped at a level because another failed or the caller was interrupted."""
+
+
 def _checked_policy(strategy: Strategy, player: int) -> np.ndarray:
     p = strategy.problem
     if strategy.policy.shape != (p.size,):
@@ -294,9 +298,15 @@ def _evaluate(
     jobs["value"] = lambda t: profile_value(strategy, 0, t)
     done = 0
     lock = threading.Lock()
+    # Once a walk fails, its progress callback raises (to stop the evaluation) or the
+    # caller is interrupted (Ctrl-C), no walk starts and the walks under way stop at
+    # their next level; the first error is raised when they have.
+    failed: list[BaseException] = []
 
     def tick() -> None:
         nonlocal done
+        if failed:
+            raise _Abandoned
         with lock:  # walks end on any thread; the caller hears of them one at a time
             done += 1
             if progress is not None:
@@ -306,10 +316,6 @@ def _evaluate(
         progress(0, walks)
     names = list(jobs)
     if threads > 1:
-        # A walk that fails (or whose progress callback raises, to stop the evaluation)
-        # keeps the walks not yet started from starting; its error is raised once the
-        # walks under way have ended.
-        failed: list[BaseException] = []
 
         def run(name: str) -> float:
             if failed:
@@ -321,8 +327,16 @@ def _evaluate(
                     failed.append(exc)
                 raise
 
-        with ThreadPoolExecutor(min(int(threads), len(names))) as pool:
+        pool = ThreadPoolExecutor(min(int(threads), len(names)))
+        try:
             futures = [pool.submit(run, n) for n in names]
+            for f in futures:
+                f.exception()  # waits; a Ctrl-C ends the wait
+        except BaseException as exc:
+            failed.append(exc)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         if failed:
             raise failed[0]
         figures = {n: f.result() for n, f in zip(names, futures)}
