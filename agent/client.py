@@ -164,9 +164,8 @@ class _ClientProtocol(asyncio.Protocol):
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            if sock.family != getattr(socket, "AF_UNIX", -1):
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError):  # (a Unix socket has no such option)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.spin_s > 0 and CAN_POLL:
                 self.fd = sock.fileno()
         transport.write(self.conn.initiate())

@@ -84,11 +84,23 @@ READ_BUFFER_LIMIT = 1 << 16
 #: Messages held back for a seat that is not to act before they are written anyway (a
 #: seat that folded may not act again for a hand or two).
 HELD_LINES = 64
-#: The Unix socket family (absent on Windows, where no socket has it).
-_AF_UNIX = getattr(socket, "AF_UNIX", -1)
 #: Longest Unix socket path, bytes (Linux's sun_path holds 108 with its terminating NUL;
 #: macOS's 104).
 UNIX_PATH_MAX = 103
+
+
+def seat_socket_paths(directory: Path, seats: int) -> list[Path]:
+    """The Unix socket of each seat in ``directory`` (``seat1`` .. ``seatN``); raises
+    ``ValueError`` (one line) where the system has no Unix sockets or a path would be
+    too long for one."""
+    if not hasattr(socket, "AF_UNIX"):
+        raise ValueError("Unix sockets are not available on this system")
+    paths = [directory / f"seat{s + 1}" for s in range(seats)]
+    longest = max(len(os.fsencode(p)) for p in paths)
+    if longest > UNIX_PATH_MAX:
+        raise ValueError(f"{directory}: its socket paths would be {longest} bytes, too long for a Unix "
+                         f"socket (at most {UNIX_PATH_MAX}); use a shorter directory")
+    return paths
 
 
 @dataclass(frozen=True)
@@ -174,9 +186,8 @@ class _SeatProtocol(asyncio.Protocol):
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            if sock.family != _AF_UNIX:
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError):  # (a Unix socket has no such option)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.dealer._spin_s > 0:
                 self.fd = sock.fileno()
 
@@ -407,7 +418,7 @@ class Dealer:
                 self._log = open(cfg.log_path, "w", encoding="ascii", errors="replace")  # noqa: SIM115, ASYNC230
             bound: list[int] | list[str]
             if cfg.unix_dir is not None:
-                paths = [str(cfg.unix_dir / f"seat{s + 1}") for s in range(n)]
+                paths = [str(p) for p in seat_socket_paths(cfg.unix_dir, n)]
                 for s in range(n):
                     servers.append(await loop.create_unix_server(
                         lambda s=s: _SeatProtocol(self, s), paths[s]))  # type: ignore[misc]
@@ -460,10 +471,10 @@ class Dealer:
         """Stop listening; a Unix socket's file goes too (nothing can connect to it then)."""
         for srv in servers:
             srv.close()
-        if self.config.unix_dir is not None:
-            for s in range(len(servers)):
+        if self.config.unix_dir is not None and servers:
+            for path in seat_socket_paths(self.config.unix_dir, len(servers)):
                 with contextlib.suppress(OSError):
-                    (self.config.unix_dir / f"seat{s + 1}").unlink()
+                    path.unlink()
         servers.clear()
 
     def _result(self) -> DealerResult:

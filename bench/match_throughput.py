@@ -47,6 +47,10 @@
    the dealer lines of a recorded reference match and answers every owed state with a
    call; each decision is charged for reading every line since the previous one, then
    legalizing and formatting its answer.
+5. The dealer's own work per response in one process (``dealer_step_us``): a call
+   within a hand, and a hand's last call (ending the hand, its log line, the next deal)
+   as it comes and with the hand's end made ahead, compared in the same run
+   (``hand_ending_ratio_ahead``).
 
 Prints one JSON object as its last line. ``--quick`` takes about a minute.
 """
@@ -73,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 from agent.bots import CallBot  # noqa: E402
 from agent.client import measure_decision_overhead  # noqa: E402
 from agent.eventloop import DEFAULT_SPIN_US, busy_read, choose_polling  # noqa: E402
+from agent.protocol.dealer_state import DealerMatch  # noqa: E402
 from poker.game import load_game  # noqa: E402
 
 GAME = "holdem.nolimit.2p.reverse_blinds"
@@ -284,6 +289,43 @@ def round_trip_us(trips: int, cpu: str | None = None, poll_us: float = 0.0) -> t
     return elapsed / trips * 1e6, None if both is None else both / trips * 1e6
 
 
+def dealer_steps(hands: int) -> dict[str, float]:
+    """Microseconds of the dealer's own work per response, in one process (no sockets):
+    a ``call`` match's responses fed to :class:`DealerMatch`, the calls within a hand and
+    the hands' last calls apart, once as they come and once with the hand's end made
+    ahead between responses (:meth:`DealerMatch.prepare_ahead`, as the dealer does while
+    a seat thinks; its own cost per call is ``prepare_ahead_us``), on the same deals."""
+    game = load_game(GAME)
+    out: dict[str, float] = {}
+    for ahead in (False, True):
+        match = DealerMatch(game, num_hands=hands, seed=1, names=["a", "b"])
+        match.start(0.0)
+        within = ending = spent_ahead = 0.0
+        n_within = n_ending = 0
+        clock = time.perf_counter
+        while (seat := match.acting_seat) is not None:
+            played = match.hands_played
+            line = match.owed_text + b":c\r\n"
+            t0 = clock()
+            match.receive_line(seat, line, 0.0)
+            dt = clock() - t0
+            if match.hands_played != played:
+                ending, n_ending = ending + dt, n_ending + 1
+            else:
+                within, n_within = within + dt, n_within + 1
+            if ahead:
+                t0 = clock()
+                match.prepare_ahead()
+                spent_ahead += clock() - t0
+        key = "_ahead" if ahead else ""
+        out[f"within_hand_call_us{key}"] = round(1e6 * within / n_within, 2)
+        out[f"hand_ending_call_us{key}"] = round(1e6 * ending / n_ending, 2)
+        if ahead:
+            out["prepare_ahead_us"] = round(1e6 * spent_ahead / (n_within + n_ending), 2)
+    out["hand_ending_ratio_ahead"] = round(out["hand_ending_call_us_ahead"] / out["hand_ending_call_us"], 3)
+    return out
+
+
 def client_overhead(decisions: int) -> list[float]:
     """Microseconds per decision of the sans-IO client (:func:`agent.client.measure_decision_overhead`:
     reading every line since the previous decision, legalizing, formatting; the bot excluded)."""
@@ -345,6 +387,7 @@ def main() -> None:
     rtt = {key: round(wall, 1) for key, (wall, _) in trip_runs.items()}
     rtt_cpu = {key: None if cpu is None else round(cpu, 1) for key, (_, cpu) in trip_runs.items()}
     overhead = client_overhead(20_000 if args.quick else 200_000)
+    steps = dealer_steps(2_000 if args.quick else 20_000)
 
     def ms(value: float | None) -> float | None:
         return None if value is None else round(value, 3)
@@ -385,6 +428,7 @@ def main() -> None:
         "loopback_round_trip_us": rtt,
         "loopback_round_trip_cpu_us": rtt_cpu,
         "client_overhead_us_median": round(statistics.median(overhead), 2),
+        "dealer_step_us": steps,
         "client_overhead_us_p90": round(statistics.quantiles(overhead, n=10)[-1], 2),
         "hands": {"short": short, "long": long},
         "game": GAME,

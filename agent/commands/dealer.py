@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import socket
 from pathlib import Path
 
 from poker.game import load_game
 
 from .. import eventloop
 from .options import UserError
-from ..dealer import UNIX_PATH_MAX, DealerConfig, parse_names, run_dealer
+from ..dealer import DealerConfig, parse_names, run_dealer, seat_socket_paths
 from ..protocol.dealer_state import TimeLimits
 from .options import add_spin_option, spin_us
 
@@ -85,14 +84,12 @@ def run(args: argparse.Namespace) -> int:
     if args.unix is not None:
         if args.port:
             raise UserError("--unix listens on Unix sockets: give no --port with it")
-        if not hasattr(socket, "AF_UNIX"):
-            raise UserError("--unix needs Unix sockets, which this system does not have")
         if not args.unix.is_dir():
             raise UserError(f"--unix {args.unix}: not a directory")
-        longest = len(str(args.unix / f"seat{game.num_players}").encode())
-        if longest > UNIX_PATH_MAX:
-            raise UserError(f"--unix {args.unix}: its socket paths would be {longest} bytes, too long for a "
-                            f"Unix socket (at most {UNIX_PATH_MAX}); use a shorter directory")
+        try:
+            seat_socket_paths(args.unix, game.num_players)
+        except ValueError as exc:
+            raise UserError(f"--unix {exc}") from None
     match_name = args.match_name
     if match_name is None:
         match_name = args.log.name.removesuffix(".log") if args.log else "match"

@@ -46,7 +46,7 @@ from poker.game import Game, load_game
 from poker.log import MatchLog, parse_log
 from solver.play.policy import TranslatedPolicy
 
-from ..dealer import UNIX_PATH_MAX, stderr_tail
+from ..dealer import seat_socket_paths, stderr_tail
 from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
 from ..results import deal_means, hands_per_pass, match_results, mean_ci95
@@ -135,19 +135,18 @@ DEFAULT_TRANSPORT = "unix" if hasattr(socket, "AF_UNIX") else "tcp"
 
 
 @contextlib.contextmanager
-def _socket_dir(transport: str) -> Iterator[Path | None]:
+def _socket_dir(transport: str, seats: int) -> Iterator[Path | None]:
     """A private directory for the match's Unix sockets (removed afterwards), or ``None``
     for TCP; ``unix`` where the system has no Unix sockets, or where the temporary
     directory's path is too long for one, is refused in one line."""
     if transport != "unix":
         yield None
         return
-    if not hasattr(socket, "AF_UNIX"):
-        raise UserError("--transport unix: this system has no Unix sockets; use --transport tcp")
     with tempfile.TemporaryDirectory(prefix="pokerbot-") as tmp:  # mode 0700: only this user connects
-        if len(os.fsencode(tmp)) + len("/seat10") > UNIX_PATH_MAX:
-            raise UserError(f"--transport unix: the temporary directory {tmp} is too long a path for a "
-                            "Unix socket; set TMPDIR shorter, or use --transport tcp")
+        try:
+            seat_socket_paths(Path(tmp), seats)
+        except ValueError as exc:
+            raise UserError(f"--transport unix: {exc}; or use --transport tcp") from None
         yield Path(tmp)
 
 
@@ -265,13 +264,13 @@ def _since(before: float | None) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the match and report; the exit status is the dealer's."""
-    with _socket_dir(args.transport) as sockets:
-        return _run(args, sockets)
-
-
-def _run(args: argparse.Namespace, sockets: Path | None) -> int:
-    """:func:`run` with the directory of the match's Unix sockets (``None``: TCP)."""
     game = load_game(args.game)
+    with _socket_dir(args.transport, game.num_players) as sockets:
+        return _run(args, game, sockets)
+
+
+def _run(args: argparse.Namespace, game: Game, sockets: Path | None) -> int:
+    """:func:`run` with the directory of the match's Unix sockets (``None``: TCP)."""
     if len(args.players) != game.num_players:
         raise UserError(f"{game.name} has {game.num_players} seats, but {len(args.players)} players were given")
     if args.hands < 1:

@@ -21,9 +21,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 __all__ = ["StopRequest", "TableStats", "TrainResult", "stop_on_signals", "table_stats", "train"]
 
@@ -75,6 +77,27 @@ def stop_on_signals(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class _Stopped(Exception):
+    """Raised by :func:`until_signalled`'s check once a signal came."""
+
+
+def until_signalled(work: Callable[[Callable[[], None]], T]) -> tuple[T | None, int | None]:
+    """``work(check)`` with SIGINT and SIGTERM only noted while it runs: ``check()``, which
+    ``work`` calls between its steps (from any thread), raises once one came, and the
+    signal then ends it there. Returns ``(result, None)``, or ``(None, signum)`` when a
+    signal stopped it; the previous handlers are put back either way."""
+    with stop_on_signals() as request:
+
+        def check() -> None:
+            if request:
+                raise _Stopped
+
+        try:
+            return work(check), None
+        except _Stopped:
+            return None, request.signum
 
 
 def check_budget(iterations: int | None, seconds: float | None) -> None:

@@ -61,7 +61,7 @@ from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_ch
 from .cluster import ClusterRunner, start_cluster
 from .config import ABSTRACT_DEFAULTS, SEEDED, ConfigError, TrainingConfig
 from .dealt import load_training_abstraction, make_training_problem
-from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train
+from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train, until_signalled
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
 from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
 
@@ -562,28 +562,22 @@ class _Ending:
     stopped: int | None = None  # the signal that cut the evaluation short
 
 
-class _EvaluationStopped(Exception):
-    """Raised from an evaluation's progress callback once SIGINT or SIGTERM came."""
-
-
 def _stoppable(
     evaluate: Evaluate, strategy: Strategy, threads: int, report: Callable[[int, int], None]
 ) -> tuple[Result | None, Result | None, int | None]:
-    """``evaluate(strategy)`` with SIGINT and SIGTERM ending it after the walks under way
-    (the solving is over and its tables are all that matter): its two results, or
-    ``(None, None, signum)`` when a signal stopped it. ``report(done, walks)``: progress."""
-    with stop_on_signals() as request:
+    """``evaluate(strategy)``, SIGINT and SIGTERM ending it after the walks under way (the
+    solving is over: its tables are what matter): the two results and ``None``, or
+    ``(None, None, signum)``. ``report(done, walks)``: progress."""
 
+    def work(check: Callable[[], None]) -> tuple[Result | None, Result]:
         def walked(done: int, walks: int) -> None:
-            if request:
-                raise _EvaluationStopped
+            check()
             report(done, walks)
 
-        try:
-            final, real = evaluate(strategy, threads, walked)
-        except _EvaluationStopped:
-            return None, None, request.signum
-    return final, real, None
+        return evaluate(strategy, threads, walked)
+
+    got, signum = until_signalled(work)
+    return (None, None, signum) if got is None else (*got, None)
 
 
 class _Session:
