@@ -43,12 +43,13 @@ response to writing the next state fell from 12.9 to 9.9 µs on average (every a
 the hands' last calls included), and ``call`` against ``call`` on two vCPUs played a
 median 3,131 hands a second against 2,908 at 0.601 ms of CPU a hand against 0.647
 (eight interleaved pairs of runs, six of them faster). A hand's last call is read, and
-ending the hand and dealing the next was the slowest step (39-41 µs of the match's own
-Python in one process, against 2.7 for a call within a hand); so after each write the
-dealer also makes one piece of the hand's end ahead
-(:meth:`~agent.protocol.dealer_state.DealerMatch.prepare_ahead`: the hands' ranks, the
-next deal), which brings that step to 22-23 µs (over eleven interleaved pairs, 3,197
-hands a second against 3,054 and 0.590 ms of CPU a hand against 0.611, medians).
+ending the hand and dealing the next was the slowest step (29.1 µs of the match's own
+Python against 2.2 for a call within a hand: ``bench/match_throughput.py``'s
+``dealer_step_us``); so after each write the dealer also makes one piece of the hand's
+end ahead (:meth:`~agent.protocol.dealer_state.DealerMatch.prepare_ahead`: the hands'
+ranks, the next deal), which brings that step to 15.0 µs in the same run (over eleven
+interleaved pairs of matches, 3,197 hands a second against 3,054 and 0.590 ms of CPU a
+hand against 0.611, medians).
 Log lines are written after the messages;
 ``pokerbot dealer`` runs on uvloop (:mod:`agent.eventloop`).
 

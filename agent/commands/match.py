@@ -2,7 +2,7 @@
 
 The processes talk over Unix sockets in a private temporary directory where the system
 has them (``--transport unix``, the default; ``tcp`` for loopback TCP as with any other
-ACPC dealer or client): the same bytes, for half the cost of a loopback TCP round trip
+ACPC dealer or client): the same bytes for less of the kernel's work than loopback TCP
 (``pokerbot dealer --unix``, ``pokerbot play --unix``).
 
 Each player is a spec (:class:`agent.players.PlayerSpec`) parsed once; the match process
