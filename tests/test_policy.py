@@ -25,7 +25,7 @@ from solver.chance import build_chance, lossless_bucket, raw_lossless_bucket
 from solver.play.player import translated
 from solver.play.policy import HandWalk, Repair, TranslatedPolicy, TranslationCounts
 from solver.strategy_io import dumps_policy, loads_file
-from solver.tree import build_tree, table_offsets
+from solver.tree import DECISION, build_tree, table_offsets
 
 LEDUC_NL = load_game("leduc.nolimit.2p")
 
@@ -418,3 +418,40 @@ def test_play_takes_the_strategy_files_game_by_default(tmp_path):
         game_of("--game", "kuhn.limit.2p", "--bot", f"strategy:{path}")
     with pytest.raises(UserError, match="missing.strategy"):
         game_of("--bot", f"strategy:{tmp_path / 'missing.strategy'}")
+
+
+@pytest.mark.parametrize("betting", ["0.5p,1p,a", "0.25p,0.5p,0.75p,1p,1.5p,2p,a"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64])
+@pytest.mark.parametrize("purify", [0.0, 0.2])
+def test_decision_row_is_probabilities_and_uniformity_bit_for_bit(betting, dtype, purify):
+    """The player's one-read row (decision_row) gives the very floats of probabilities()
+    and the verdict of is_uniform() on every row: rows of 2 to 9 actions (the longer ones
+    take numpy's path), quantized and float tables, uniform and empty rows planted."""
+    game = LEDUC_NL
+    tree = build_tree(game, betting)
+    counts = [3, 15]
+    offset, size = table_offsets(tree, counts)
+    rng = np.random.default_rng(5)
+    if dtype == np.uint8:
+        table = rng.integers(0, 256, size).astype(np.uint8)
+    else:
+        table = (rng.random(size) * rng.choice([1e-3, 1.0, 1e3], size)).astype(dtype)
+    decisions = [int(v) for v in np.flatnonzero(tree.kind == DECISION)]
+    widths = {int(tree.n_child[v]) for v in decisions}
+    assert max(widths) >= (9 if "0.25p" in betting else 5)
+    # plant rows that are uniform, within one step of uniform, and all zero
+    for k, v in enumerate(decisions[:30]):
+        n, o = int(tree.n_child[v]), int(offset[v])
+        table[o : o + n] = (85 if dtype == np.uint8 else 0.25) if k % 3 == 0 else table[o : o + n]
+        if k % 3 == 1:
+            table[o : o + n] = 0
+    pol = TranslatedPolicy(tree, offset, table, lambda street, hole, board: 0, purify=purify)
+    flats = 0
+    for v in decisions:
+        for b in range(counts[int(tree.street[v])]):
+            p, flat = pol.decision_row(v, b)
+            assert p.dtype == np.float64
+            assert p.tobytes() == pol.probabilities(v, b).tobytes()
+            assert flat is pol.is_uniform(v, b)
+            flats += flat
+    assert flats >= 20

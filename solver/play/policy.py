@@ -75,6 +75,9 @@ BucketFn = Callable[[int, Sequence[int], Sequence[int]], int]
 
 _ACT_FOLD, _ACT_CALL, _ACT_RAISE = 0, 1, 2
 _STREAM_MAP, _STREAM_ACT = 0, 1
+#: Most actions a row :meth:`TranslatedPolicy.decision_row` normalizes in Python floats:
+#: numpy sums shorter arrays left to right, longer ones in blocks (other roundings).
+_LIST_ROW_MAX = 7
 
 
 class Repair(Enum):
@@ -196,6 +199,28 @@ class TranslatedPolicy:
                 kept = (p == p.max()).astype(np.float64)
             p = kept / kept.sum()
         return p
+
+    def decision_row(self, node: int, bucket: int) -> tuple[np.ndarray, bool]:
+        """(:meth:`probabilities`, :meth:`is_uniform`) of one stored row, the row read once:
+        the player's hot path, a microsecond cheaper a decision than the two calls. Up to
+        :data:`_LIST_ROW_MAX` actions and without purification the row is normalized in
+        Python floats in numpy's own order of operations (each value over the scale, their
+        sum taken left to right as numpy sums fewer than eight, each over that sum), so the
+        probabilities are the very floats :meth:`probabilities` gives."""
+        n = self._n_child[node]
+        o = self._offset[node] + bucket * n
+        raw = self.table[o : o + n].tolist()
+        flat = row_is_uniform(raw, self.scale == 255.0)
+        if n > _LIST_ROW_MAX or self.purify > 0.0:
+            return self.probabilities(node, bucket), flat
+        scale = self.scale
+        q = [x / scale for x in raw]
+        total = 0.0
+        for x in q:  # (not sum(): from Python 3.12 it compensates, another rounding)
+            total += x
+        if total > 0:
+            return np.array([x / total for x in q]), flat
+        return np.full(n, 1.0 / n), flat
 
     def is_uniform(self, node: int, bucket: int) -> bool:
         """True if the stored row of ``bucket`` at decision ``node`` plays every action
@@ -421,8 +446,8 @@ class HandWalk:
         b = self._buckets.get(street)
         if b is None:
             b = self._buckets[street] = pol.bucket(street, hole, board)
-        probs = pol.probabilities(self.node, b)
-        if pol.is_uniform(self.node, b):
+        probs, flat = pol.decision_row(self.node, b)
+        if flat:
             self.counts.uniform += 1
         k = len(state.history)
         i = _draw(probs, uniform(self.seed, self.hand, k, _STREAM_ACT))
