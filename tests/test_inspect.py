@@ -328,6 +328,37 @@ def test_grid_needs_no_hand(holdem_file, capsys):
     assert "preflop" in capsys.readouterr().err
 
 
+def test_grid_of_a_short_deck(capsys) -> None:
+    """20-card hold'em plays T to A: a 5 x 5 grid whose cells are the shipped file's root
+    distribution for each class's cards (read here straight from the table), in text and
+    JSON, with its order line."""
+    path = ROOT / "strategies" / "holdem.nolimit.2p.short20.strategy"
+    assert main(["inspect", str(path), "--grid", "--json"]) == 0
+    doc = _json(capsys)
+    grid = doc["grid"]
+    assert [e["hand"] for e in grid[:6]] == ["AA", "AKs", "AQs", "AJs", "ATs", "AKo"]
+    assert len(grid) == 25 and grid[-1]["hand"] == "TT"
+    sf = open_strategy(path)
+    policy, bucket, tree = translated(sf), bucket_fn(sf), sf.tree
+    deck = set(deck_cards(5, 4))
+    children = range(int(tree.child[0]), int(tree.child[0]) + int(tree.n_child[0]))
+    for e in grid:
+        cards = parse_cards(e["cards"])
+        assert set(cards) <= deck
+        p = policy.probabilities(0, bucket(0, cards, ()))
+        assert e["raise"] == pytest.approx(sum(q for c, q in zip(children, p) if tree.action[c] >= 2))
+        assert e["fold"] == pytest.approx(sum(q for c, q in zip(children, p) if tree.action[c] == 0))
+    equity = {e["hand"]: e["equity"] for e in grid}
+    assert max(equity, key=equity.get) == "AA" and equity["AKs"] > equity["KQs"] > equity["JTs"]
+    assert -1.0 <= doc["order"]["raise_vs_equity"] <= 1.0
+    assert main(["inspect", str(path), "--grid", "--no-color"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, ln in enumerate(lines) if ln.split() == ["A", "K", "Q", "J", "T"])
+    assert [ln.split()[0] for ln in lines[header + 1 : header + 6]] == ["A", "K", "Q", "J", "T"]
+    assert all(len(ln.split()) == 6 for ln in lines[header + 1 : header + 6])
+    assert any(ln.startswith("order: Spearman") for ln in lines)
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "strategies").glob("*.strategy")), ids=lambda p: p.name)
 def test_every_shipped_file_inspects(path: Path, capsys) -> None:
     """Text and --json, with whatever evaluation the file stores (the 20-card file stores

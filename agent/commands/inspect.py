@@ -3,7 +3,8 @@
 Without options: the file's metadata (game, betting, card buckets, precision, sizes,
 arrays, training record and the evaluation figures stored in it). With ``--history`` and
 ``--hand``: the action distribution the player would play at that real betting history
-with those cards. With ``--grid``: the 13 x 13 preflop grid of a hold'em strategy.
+with those cards. With ``--grid``: the preflop grid of a hold'em strategy (13 x 13 on the
+full deck, one row and column per rank the deck has).
 
 A real history is followed through the abstract tree the way the player follows it
 (:class:`solver.play.policy.HandWalk` with ``own=False``: every action, the player's own too,
@@ -46,6 +47,7 @@ __all__ = [
     "PLOT_HINT",
     "distribution",
     "grid_classes",
+    "grid_ranks",
     "parse_history",
     "preflop_grid",
     "register",
@@ -78,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "with the real action it becomes from the real pot and its probability. The "
             "history is translated as the player would translate it; where a real bet maps "
             "to two abstract sizes, both are followed and the mixture is shown, with each "
-            "abstract path and its weight. With --grid (hold'em): the 13x13 preflop grid "
+            "abstract path and its weight. With --grid (hold'em): the preflop grid, 13x13 "
+            "on the full deck, a row and a column per rank of a short deck "
             "(pairs on the diagonal, suited above, offsuit below) at a preflop history. "
             "Given a training checkpoint instead: the run it continues and how far it went."
         ),
@@ -95,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "  pokerbot inspect run.ckpt   (a checkpoint: game, algorithm, iterations, seconds)\n"
             "JSON (last line): the metadata; with --hand also history, hand, board, bucket, "
             "actions [{label, real, probability}] (the mixture) and paths [{abstract, "
-            "weight, steps, actions}]; with --grid, grid (169 entries, row by row)."
+            "weight, steps, actions}]; with --grid, grid (169 entries on the full deck, row by row)."
         ),
     )
     p.add_argument("file", help="strategy file (or training checkpoint) written by 'pokerbot train'")
@@ -108,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--board", metavar="CARDS", default="", help="board cards in dealing order, past preflop"
     )
-    p.add_argument("--grid", action="store_true", help="hold'em: the 13x13 preflop grid")
+    p.add_argument("--grid", action="store_true", help="hold'em: the preflop grid (13x13 on the full deck)")
     p.add_argument(
         "--show",
         choices=_SHOW,
@@ -226,12 +229,20 @@ def distribution(
 # ------------------------------------------------------------------ the preflop grid
 
 
-def grid_classes() -> list[tuple[int, int, str, list[int]]]:
-    """The 169 preflop classes row by row: ``(row, col, name, representative cards)``;
-    pairs on the diagonal, suited above it (row rank higher), offsuit below."""
+def grid_ranks(num_ranks: int = 13) -> str:
+    """The grid's ranks, highest first: a short deck keeps the highest ranks (20-card
+    hold'em plays T to A)."""
+    return GRID_RANKS[:num_ranks]
+
+
+def grid_classes(num_ranks: int = 13) -> list[tuple[int, int, str, list[int]]]:
+    """The preflop classes row by row (169 on the full deck): ``(row, col, name,
+    representative cards)``; pairs on the diagonal, suited above it (row rank higher),
+    offsuit below."""
     out = []
-    for i, r1 in enumerate(GRID_RANKS):
-        for j, r2 in enumerate(GRID_RANKS):
+    ranks = grid_ranks(num_ranks)
+    for i, r1 in enumerate(ranks):
+        for j, r2 in enumerate(ranks):
             if i == j:
                 name, cards = r1 + r1, f"{r1}s{r1}h"
             elif j > i:
@@ -243,9 +254,9 @@ def grid_classes() -> list[tuple[int, int, str, list[int]]]:
 
 
 def _check_holdem(game: Game) -> None:
-    if game.num_hole_cards != 2 or game.num_ranks != 13 or game.num_suits != 4:
+    if game.num_hole_cards != 2 or not 2 <= game.num_ranks <= 13 or game.num_suits != 4:
         raise UserError(
-            f"--grid needs a hold'em game (2 hole cards, 13 ranks, 4 suits); {game.name or 'this game'} "
+            f"--grid needs a hold'em game (2 hole cards, 2 to 13 ranks, 4 suits); {game.name or 'this game'} "
             f"has {game.num_hole_cards} hole card(s), {game.num_ranks} ranks, {game.num_suits} suits"
         )
 
@@ -259,9 +270,9 @@ def preflop_grid(
     *,
     mapping: str = MAPPINGS[0],
 ) -> dict[str, Any]:
-    """The 13x13 preflop grid of a hold'em strategy at the real preflop ``history``:
-    ``{"history", "actor", "paths", "grid"}`` where ``grid`` holds the 169 classes row by
-    row (:func:`grid_classes`), each with its representative ``cards``, ``bucket``
+    """The preflop grid of a hold'em strategy at the real preflop ``history``:
+    ``{"history", "actor", "paths", "grid"}`` where ``grid`` holds the classes row by
+    row (:func:`grid_classes`: 169 on the full deck), each with its representative ``cards``, ``bucket``
     (``bucket_fn(0, hole, ())``), the mixed ``actions`` and the ``fold``, ``call`` and
     ``raise`` probabilities. Raises :class:`UserError` for a game that is not hold'em or
     a history that is not preflop."""
@@ -276,7 +287,7 @@ def preflop_grid(
     branches = follow(policy, state)
     grid = []
     paths: list[dict[str, Any]] = []
-    for row, col, name, cards in grid_classes():
+    for row, col, name, cards in grid_classes(game.num_ranks):
         bucket = int(bucket_fn(0, cards, ()))
         actions, paths = distribution(policy, state, branches, bucket)
         kinds = {k: sum(a["probability"] for a in actions if a["kind"] == k) for k in _KIND_ORDER}
@@ -298,11 +309,16 @@ _CLASS_EQUITY: dict[tuple[int, int, int], np.ndarray] = {}
 
 
 def _class_equity(game: Game) -> np.ndarray:
-    """The 169 classes' equities against a random hand (computed once per deck shape)."""
+    """The grid classes' equities against a random hand (computed once per deck shape)."""
     key = (game.num_ranks, game.num_suits, game.total_board_cards)
     if key not in _CLASS_EQUITY:
-        _CLASS_EQUITY[key] = equity_vs_random(game, [c[3] for c in grid_classes()])
+        _CLASS_EQUITY[key] = equity_vs_random(game, [c[3] for c in grid_classes(game.num_ranks)])
     return _CLASS_EQUITY[key]
+
+
+def _grid_size(doc: dict[str, Any]) -> int:
+    """Rows (and columns) of a grid document: one per rank."""
+    return int(round(len(doc["grid"]) ** 0.5))
 
 
 def _cell(entry: dict[str, Any], show: str) -> tuple[str, str]:
@@ -315,10 +331,11 @@ def _cell(entry: dict[str, Any], show: str) -> tuple[str, str]:
 
 def _print_grid(doc: dict[str, Any], show: str, color: bool) -> None:
     cells = {(e["row"], e["col"]): e for e in doc["grid"]}
-    print("     " + " ".join(f"{r:>4}" for r in GRID_RANKS))
-    for i, r in enumerate(GRID_RANKS):
+    ranks = grid_ranks(_grid_size(doc))
+    print("     " + " ".join(f"{r:>4}" for r in ranks))
+    for i, r in enumerate(ranks):
         parts = []
-        for j in range(13):
+        for j in range(len(ranks)):
             text, kind = _cell(cells[(i, j)], show)
             parts.append(f"{_ANSI[kind]}{text}{_ANSI_RESET}" if color else text)
         print(f"{r:>4} " + " ".join(parts))
@@ -340,8 +357,9 @@ def _draw_png(doc: dict[str, Any], show: str, out: Path, title: str) -> None:
         from matplotlib.figure import Figure
     except ImportError:
         raise UserError(PLOT_HINT) from None
-    values = np.zeros((13, 13))
-    labels = [["" for _ in range(13)] for _ in range(13)]
+    n = _grid_size(doc)
+    values = np.zeros((n, n))
+    labels = [["" for _ in range(n)] for _ in range(n)]
     for e in doc["grid"]:
         text, _ = _cell(e, show)
         if show == "top":
@@ -353,11 +371,11 @@ def _draw_png(doc: dict[str, Any], show: str, out: Path, title: str) -> None:
     fig = Figure(figsize=(9, 9))
     ax = fig.add_subplot(1, 1, 1)
     ax.imshow(values, cmap="RdYlGn" if show != "top" else "coolwarm", vmin=0.0, vmax=1.0)
-    for i in range(13):
-        for j in range(13):
+    for i in range(n):
+        for j in range(n):
             ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(13), list(GRID_RANKS))
-    ax.set_yticks(range(13), list(GRID_RANKS))
+    ax.set_xticks(range(n), list(grid_ranks(n)))
+    ax.set_yticks(range(n), list(grid_ranks(n)))
     what = "most likely action (f/c/r) and %" if show == "top" else f"{show} probability (%)"
     ax.set_title(f"{title}\n{what}", fontsize=10)
     fig.tight_layout()
