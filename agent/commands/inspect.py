@@ -318,7 +318,7 @@ def _class_equity(game: Game) -> np.ndarray:
 
 def _grid_size(doc: dict[str, Any]) -> int:
     """Rows (and columns) of a grid document: one per rank."""
-    return int(round(len(doc["grid"]) ** 0.5))
+    return 1 + max(e["row"] for e in doc["grid"])
 
 
 def _cell(entry: dict[str, Any], show: str) -> tuple[str, str]:
