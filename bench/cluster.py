@@ -112,6 +112,11 @@ def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, clust
             bytes_per_s=round(c["bytes_per_s"] or 0),
             kernel_share=c["kernel_share"],
             merge_seconds=c["merge_seconds"],
+            put_seconds=c["put_seconds"],
+            copy_seconds=c["copy_seconds"],
+            encode_seconds=c["encode_seconds"],
+            exchange_seconds=c["exchange_seconds"],
+            round_seconds=c["round_seconds"],
         )
     return doc
 

@@ -172,26 +172,49 @@ def test_hot_syncs_rerun_a_round_a_worker_died_in(cluster):
 
 
 def test_hot_async_posts_add_up_without_waiting():
-    """The hot rows' actor without waiting: each post returns at once the round's sum so
-    far, the poster's own included; the driver takes that sum once at the round's end;
-    an aborted round's posts get None and its sum is dropped; rounds do not mix."""
+    """The hot rows' actor without waiting: each post returns at once what the *other*
+    workers have posted in the round so far (a worker's own posts may run out of order,
+    so it adds its own gains itself); the driver takes the whole sum once at the round's
+    end; an aborted round's posts get None and its sum is dropped; rounds do not mix."""
     import asyncio
 
     async def go() -> None:
         rows = D.HotRows()
         a = np.array([1.0, 2.0], np.float32)
-        r, _ = await rows.post(7, a, 2 * a)
-        assert r.tolist() == [1.0, 2.0]
-        r, g = await rows.post(7, 10 * a, a)  # another worker, before the first posts again
-        assert r.tolist() == [11.0, 22.0] and g.tolist() == [3.0, 6.0]
-        r, _ = await rows.post(8, a, a)  # the next round starts from nothing
-        assert r.tolist() == [1.0, 2.0]
+        r, _ = await rows.post(7, 0, a, 2 * a)
+        assert r.tolist() == [0.0, 0.0]
+        r, g = await rows.post(7, 1, 10 * a, a)  # another worker, before the first posts again
+        assert r.tolist() == [1.0, 2.0] and g.tolist() == [2.0, 4.0]
+        r, g = await rows.post(7, 0, a, a)
+        assert r.tolist() == [10.0, 20.0] and g.tolist() == [1.0, 2.0]
+        r, g = await rows.post(7, 1, a, None)  # regrets alone: no average sums either way
+        assert r.tolist() == [2.0, 4.0] and g is None
+        r, _ = await rows.post(8, 0, a, a)  # the next round starts from nothing
+        assert r.tolist() == [0.0, 0.0]
         taken = await rows.take(7)
-        assert taken[0].tolist() == [11.0, 22.0] and await rows.take(7) is None
+        assert taken[0].tolist() == [13.0, 26.0] and taken[1].tolist() == [4.0, 8.0]
+        assert await rows.take(7) is None
         await rows.abort(8)
-        assert await rows.post(8, a, a) is None and await rows.take(8) is None
+        assert await rows.post(8, 0, a, a) is None and await rows.take(8) is None
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("algo", ["es", "as"])
+def test_hot_async_steps_of_one_worker_add_its_gains_once(cluster, algo: str):
+    """Each asynchronous post's answer is read a step later. With one worker the answers
+    carry nothing (no other worker posts), so five exchanges a round must leave the run
+    where no exchange does, to float32 rounding, however the actor orders the posts: a
+    worker that counted its own gains again through an answer would end far away.
+    External sampling posts the average sums only at a round's end; average strategy
+    sampling, whose sampling reads them, with every post."""
+
+    def policy(syncs: int) -> np.ndarray:
+        options = C.ClusterOptions(cluster, 1, sync_iterations=20_000, hot_syncs=syncs, hot_async=syncs > 0)
+        return run_training(TrainingConfig(game="leduc.limit.2p", algorithm=AlgorithmConfig(algo),
+                                           budget=Budget(iterations=60_000), seed=1, cluster=options)).strategy.policy  # fmt: skip
+
+    assert np.abs(policy(5) - policy(0)).max() < 1e-6
 
 
 def test_hot_async_adds_what_the_waiting_exchange_adds_and_survives_a_kill(cluster, tmp_path):
@@ -415,6 +438,25 @@ def test_deltas_round_trip_dense_and_sparse():
         assert np.allclose(table, old + 0.5 * (new.astype(np.float64) - old), atol=1e-6)
         assert D.delta_bytes(delta) == (8 * changed if changed == 10 else 4000)
     assert C.split_shares(10, 7, 3) == [(10, 3), (13, 2), (15, 2)]
+
+
+@pytest.mark.parametrize("size", [1000, 1001])
+def test_a_delta_is_sparse_exactly_while_fewer_than_half_the_entries_changed(size: int) -> None:
+    """The one-pass encoder stops at half the table and starts again dense: on either
+    side of the boundary it gives the same values, as a list or as a table."""
+    rng = np.random.default_rng(size)
+    old = rng.normal(size=size).astype(np.float32)
+    for changed in ((size - 1) // 2, (size - 1) // 2 + 1, size, 0):
+        new = old.copy()
+        idx = np.sort(rng.choice(size, changed, replace=False))
+        new[idx] += 1.0
+        kind, a, b = D.encode_delta(new, old)
+        want = (new - old).astype(np.float32)
+        if 2 * changed < size:
+            assert kind == "sparse" and np.array_equal(a, idx) and np.array_equal(b, want[idx])
+            assert D.delta_bytes((kind, a, b)) == 8 * changed
+        else:
+            assert kind == "dense" and b is None and np.array_equal(a, want)
 
 
 def test_deltas_equal_numpys_arithmetic():

@@ -344,13 +344,16 @@ class _Worker:
         return their deltas times ``scale`` and what it took. With ``hot`` (a
         :class:`~solver.training.cluster_deltas.HotRows` actor) and ``syncs``, the share
         runs in ``syncs`` steps, after each of which the hot rows add the sum of the
-        ``active`` workers' steps (``wait``), or of what every worker has posted so far
-        (not ``wait``: the driver then sets the hot rows from the actor's sum); the round
+        ``active`` workers' steps (``wait``), or of what the other workers had posted when
+        the actor answered this worker's post of the step before (not ``wait``: the driver
+        then sets the hot rows from the actor's sum); the round
         is ``{"aborted": True}`` if the actor says another worker died."""
         s = self.solver
         assert s is not None, "setup first"
+        t_in = time.perf_counter()
         np.copyto(s.regrets, regrets, casting="same_kind")
         np.copyto(s.avg_sums, avg_sums, casting="same_kind")
+        copy = time.perf_counter() - t_in
         order, cursor = share_order(s.sampling.seed, first, count, s.random_state()["order"].shape)
         s.set_random_state(share_streams(s.sampling.seed, first, s.sampling.threads), order, cursor)
         s.iterations = first
@@ -366,31 +369,68 @@ class _Worker:
                 self._hot = hot_entries(s.layout)
             sel = self._hot
             base_r, base_a = s.regrets[sel].copy(), s.avg_sums[sel].copy()
-            # waiting: base is the rows every worker holds after the last exchange;
-            # posting: the round's start; held is what this worker last set
-            held_r, held_a = base_r, base_a
+            steps = split_shares(0, count, syncs)
             nodes = 0
-            for step, part in enumerate(split_shares(0, count, syncs)):
-                t1 = time.perf_counter()
-                nodes += s.iterate(part[1]) if part[1] else 0
-                solve += time.perf_counter() - t1
-                dr = (s.regrets[sel] - held_r).astype(np.float32, copy=False)
-                da = (s.avg_sums[sel] - held_a).astype(np.float32, copy=False)
-                call = (hot.exchange.remote((round_key, step), active, self.slot, dr, da) if wait
-                        else hot.post.remote(round_key, dr, da))  # fmt: skip
-                merged = ray.get(call)
-                if merged is None:
-                    return {"aborted": True}
-                if wait:
+            if wait:
+                for step, part in enumerate(steps):
+                    t1 = time.perf_counter()
+                    nodes += s.iterate(part[1]) if part[1] else 0
+                    solve += time.perf_counter() - t1
+                    # base: the rows every worker holds after the last exchange
+                    dr = (s.regrets[sel] - base_r).astype(np.float32, copy=False)
+                    da = (s.avg_sums[sel] - base_a).astype(np.float32, copy=False)
+                    merged = ray.get(hot.exchange.remote((round_key, step), active, self.slot, dr, da))
+                    if merged is None:
+                        return {"aborted": True}
                     base_r += merged[0]
                     base_a += merged[1]
-                    held_r, held_a = base_r, base_a
-                else:
-                    held_r, held_a = base_r + merged[0], base_a + merged[1]
-                s.regrets[sel] = held_r
-                s.avg_sums[sel] = held_a
+                    s.regrets[sel] = base_r
+                    s.avg_sums[sel] = base_a
+            else:
+                # each post's answer is read a step later, so no step waits for the actor;
+                # an answer is the others' posts so far (``seen``: those already added), and
+                # ``ref`` the rows after this worker's last post and adjustment, from which
+                # its next gain is measured. The average sums travel only with the last
+                # post unless the sampling reads them (average strategy sampling): the
+                # round's sum of them is the same, for half the bytes a step
+                steer = self.spec.algorithm == "as"
+                ref_r, ref_a = base_r, base_a
+                seen_r = seen_a = None
+                pending = None
+                for step, part in enumerate(steps):
+                    t1 = time.perf_counter()
+                    nodes += s.iterate(part[1]) if part[1] else 0
+                    solve += time.perf_counter() - t1
+                    last = step == len(steps) - 1
+                    rows_r, rows_a = s.regrets[sel], s.avg_sums[sel]
+                    gain_r = (rows_r - ref_r).astype(np.float32, copy=False)
+                    gain_a = (rows_a - ref_a).astype(np.float32, copy=False) if steer or last else None
+                    call = hot.post.remote(round_key, self.slot, gain_r, gain_a)
+                    if last:
+                        # the driver takes the posts' sum when every worker is back: the
+                        # last must be in; this worker's own rows no longer matter
+                        answers = ray.get([call] if pending is None else [pending, call])
+                        if any(x is None for x in answers):
+                            return {"aborted": True}
+                        break
+                    if pending is not None:
+                        others = ray.get(pending)
+                        if others is None:
+                            return {"aborted": True}
+                        s.regrets[sel] = rows_r + (others[0] if seen_r is None else others[0] - seen_r)
+                        seen_r = others[0]
+                        if steer:
+                            s.avg_sums[sel] = rows_a + (others[1] if seen_a is None else others[1] - seen_a)
+                            seen_a = others[1]
+                    ref_r = s.regrets[sel].copy()
+                    if steer:
+                        ref_a = s.avg_sums[sel].copy()
+                    pending = call
+        t_out = time.perf_counter()
         deltas = (encode_delta(s.regrets, regrets, scale), encode_delta(s.avg_sums, avg_sums, scale))
-        return {"nodes": int(nodes), "deltas": deltas, "solve_seconds": solve}
+        encode = time.perf_counter() - t_out
+        return {"nodes": int(nodes), "deltas": deltas, "solve_seconds": solve, "copy_seconds": copy,
+                "encode_seconds": encode, "exchange_seconds": t_out - t0 - solve}
 
 
 # -- the driver's side ---------------------------------------------------------------
@@ -407,6 +447,10 @@ class ClusterStats:
     round_seconds: float = 0.0  # wall time of the rounds
     solve_seconds: float = 0.0  # summed over workers: time in the kernel
     merge_seconds: float = 0.0
+    put_seconds: float = 0.0  # the driver's copies of its tables into the object store
+    copy_seconds: float = 0.0  # summed over workers: reading the round's tables
+    encode_seconds: float = 0.0  # summed over workers: making their deltas
+    exchange_seconds: float = 0.0  # summed over workers: the hot rows' exchanges
     replaced: int = 0
     workers: list[dict[str, Any]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
@@ -427,6 +471,10 @@ class ClusterStats:
             "bytes_per_s": (self.bytes_out + self.bytes_in) / self.round_seconds if self.round_seconds else None,
             "round_seconds": round(self.round_seconds, 3),
             "merge_seconds": round(self.merge_seconds, 3),
+            "put_seconds": round(self.put_seconds, 3),
+            "copy_seconds": round(self.copy_seconds, 3),
+            "encode_seconds": round(self.encode_seconds, 3),
+            "exchange_seconds": round(self.exchange_seconds, 3),
             "kernel_share": round(busy, 4),
             "replaced": self.replaced,
             "workers": self.workers,
@@ -542,6 +590,7 @@ class ClusterRunner:
         shares = split_shares(start, n, self.options.workers)
         regrets_ref = ray.put(s.regrets)
         avg_ref = ray.put(s.avg_sums)
+        self.stats.put_seconds += time.perf_counter() - t0
         self.stats.bytes_out += int(s.regrets.nbytes + s.avg_sums.nbytes)
         active = sum(1 for _, count in shares if count > 0)
         scale = 1.0 / active
@@ -611,6 +660,9 @@ class ClusterRunner:
             decode_delta(s.avg_sums, da)
             self.stats.bytes_in += delta_bytes(dr) + delta_bytes(da)
             self.stats.solve_seconds += r["solve_seconds"]
+            self.stats.copy_seconds += r.get("copy_seconds", 0.0)
+            self.stats.encode_seconds += r.get("encode_seconds", 0.0)
+            self.stats.exchange_seconds += r.get("exchange_seconds", 0.0)
             nodes += r["nodes"]
         if hot is not None and not wait:
             # the workers' hot rows saw different shares of the others' posts; the round
@@ -618,7 +670,8 @@ class ClusterRunner:
             posted = ray.get(hot.take.remote(self._round_key))
             if posted is not None:
                 s.regrets[self._hot_sel] = hot_start[0] + posted[0]
-                s.avg_sums[self._hot_sel] = hot_start[1] + posted[1]
+                if posted[1] is not None:
+                    s.avg_sums[self._hot_sel] = hot_start[1] + posted[1]
         floor = s.config.floor_at if s.config.floor else None
         if floor is not None:
             np.maximum(s.regrets, floor, out=s.regrets)
