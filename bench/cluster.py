@@ -21,10 +21,14 @@ blueprint's (33,008,731). Per betting:
   from convergence, deals decide it: two Hogwild threads stopped at 90 s lost 399 mbb/g
   to the same run at 180 s on the shipped betting).
 
-``--hot-syncs S`` gives the cluster runs S exchanges of the hot rows a round
-(:func:`solver.training.cluster_deltas.hot_entries`), ``--hot-async`` makes them not wait
-for the other worker, and ``--deals N`` stops them at N deals
-instead of ``--seconds`` (so that settings compare at one deal count).
+``--round-seconds S`` sets the cluster runs' rounds (5 s), ``--hot-syncs S`` gives them S
+exchanges of the hot rows a round (:func:`solver.training.cluster_deltas.hot_entries`),
+``--hot-async`` makes those not wait for the other worker, and ``--deals N`` stops the
+runs at N deals instead of ``--seconds`` (so that settings compare at one deal count).
+Each cluster run reports where its rounds' time went: ``kernel_share`` and the seconds,
+summed over the workers, of copying the round's tables in (``copy_seconds``), encoding
+their deltas (``encode_seconds``) and the hot rows' exchanges (``exchange_seconds``), and
+the driver's ``put_seconds`` and ``merge_seconds``, while the workers wait.
 
 Then ``sync``: the cluster on ``1p,cap1`` for ``--sweep-seconds`` (60) at each of
 ``--sync`` round lengths (1, 5 and 20 s): deals/s and bytes/s against the round.
@@ -48,7 +52,7 @@ board on the shipped betting). ``--quick``: 30 s a side, ``1p,cap1`` only, 30 bo
 rounds of 1 and 5 s for 20 s.
 
 Usage: ``python bench/cluster.py [--quick] [--seconds T] [--bettings B ...] [--boards N]
-[--sync S ...] [--sweep-seconds T] [--hot-syncs S] [--hot-async] [--deals N] [--abstraction DIR] [--out FILE]``
+[--sync S ...] [--sweep-seconds T] [--round-seconds S] [--hot-syncs S] [--hot-async] [--deals N] [--abstraction DIR] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, clust
             copy_seconds=c["copy_seconds"],
             encode_seconds=c["encode_seconds"],
             exchange_seconds=c["exchange_seconds"],
-            round_seconds=c["round_seconds"],
+            rounds_wall_seconds=c["round_seconds"],
         )
     return doc
 
@@ -189,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=300.0, help="training seconds a side")
     ap.add_argument("--bettings", nargs="+", choices=sorted(BETTINGS), default=["1p,cap1", "shipped"])
     ap.add_argument("--boards", type=int, default=300)
-    ap.add_argument("--sync", type=float, nargs="+", default=[1.0, 5.0, 20.0])
+    ap.add_argument("--sync", type=float, nargs="+", default=[1.0, 5.0, 20.0], help="the sweep's round lengths")
+    ap.add_argument("--round-seconds", type=float, default=5.0, help="the round length of the runs compared with Hogwild")
     ap.add_argument("--sweep-seconds", type=float, default=60.0)
     ap.add_argument("--hot-syncs", type=int, default=0, help="the cluster runs' exchanges of the hot rows a round")
     ap.add_argument("--hot-async", action="store_true", help="the hot rows' exchanges do not wait for the other worker")
@@ -224,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             hog = train(ab_dir, betting, args.seconds, Path(tmp) / f"hog.{name}.strategy", cluster=False)
             log(f"{name}: Ray, 2 workers of 1 thread, " + (f"{args.deals:,} deals" if args.deals else f"{args.seconds:g} s"))
             ray_ = train(ab_dir, betting, None if args.deals else args.seconds, Path(tmp) / f"ray.{name}.strategy",
-                         cluster=True, iterations=args.deals, hot_syncs=args.hot_syncs,
+                         cluster=True, sync=args.round_seconds, iterations=args.deals, hot_syncs=args.hot_syncs,
                          hot_async=args.hot_async)  # fmt: skip
             ratio = ray_["deals_per_s"] / hog["deals_per_s"] if hog["deals_per_s"] else None
             log(f"{name}: head-to-head over {args.boards} boards")
