@@ -25,7 +25,10 @@ case: dense deltas, and one node per worker (each worker's node fetches the tabl
   bytes) to a small actor and gets their sum back, so the actor's link carries ``16 x S x
   workers x hot`` bytes a round; the actor holds every worker's deltas and their sum
   (``(workers + 1) x 2 x hot x 4``), and a worker the hot rows at the step's start, its
-  step's deltas and the sum (``2 x hot x (dtype + 8)``).
+  step's deltas and the sum (``2 x hot x (dtype + 8)``). That is the waiting exchanges'
+  cost and a bound for the asynchronous ones (``--hot-async``), whose posts carry the
+  regrets alone, but for a round's last, where the sampling does not read the average
+  sums (all but average strategy sampling): about half the bytes.
 
 Nothing here imports Ray or the kernels: it is arithmetic on a
 :class:`~solver.training.memory.MemoryEstimate`.
