@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--abstraction", metavar="DIR", help="a built 169/1000/1000/1000 abstraction (default: the bench cache's)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
+    if not args.round_seconds > 0 or not all(x > 0 for x in args.sync):
+        ap.error("--round-seconds and --sync take positive seconds")
     if args.quick:
         args.seconds, args.bettings, args.boards = 30.0, ["1p,cap1"], 30
         args.sync, args.sweep_seconds = [1.0, 5.0], 20.0
