@@ -137,8 +137,8 @@ class ClusterOptions:
     (:func:`~solver.training.cluster_deltas.hot_entries`) through a small actor and add
     their sum, so that the rows every deal visits go stale for a fraction of a round (0:
     only at the round's end); ``hot_async``: those exchanges do not wait for the other
-    workers (each adds what all have sent so far; the run no longer repeats bit for
-    bit)."""
+    workers (each adds, a step later, what the others had sent; the run no longer
+    repeats bit for bit)."""
 
     address: str
     workers: int
@@ -395,7 +395,8 @@ class _Worker:
                 # round's sum of them is the same, for half the bytes a step
                 steer = self.spec.algorithm == "as"
                 ref_r, ref_a = base_r, base_a
-                seen_r = seen_a = None
+                seen_r: Any = 0.0
+                seen_a: Any = 0.0
                 pending = None
                 for step, part in enumerate(steps):
                     t1 = time.perf_counter()
@@ -417,10 +418,10 @@ class _Worker:
                         others = ray.get(pending)
                         if others is None:
                             return {"aborted": True}
-                        s.regrets[sel] = rows_r + (others[0] if seen_r is None else others[0] - seen_r)
+                        s.regrets[sel] = rows_r + (others[0] - seen_r)
                         seen_r = others[0]
                         if steer:
-                            s.avg_sums[sel] = rows_a + (others[1] if seen_a is None else others[1] - seen_a)
+                            s.avg_sums[sel] = rows_a + (others[1] - seen_a)
                             seen_a = others[1]
                     ref_r = s.regrets[sel].copy()
                     if steer:
@@ -660,9 +661,9 @@ class ClusterRunner:
             decode_delta(s.avg_sums, da)
             self.stats.bytes_in += delta_bytes(dr) + delta_bytes(da)
             self.stats.solve_seconds += r["solve_seconds"]
-            self.stats.copy_seconds += r.get("copy_seconds", 0.0)
-            self.stats.encode_seconds += r.get("encode_seconds", 0.0)
-            self.stats.exchange_seconds += r.get("exchange_seconds", 0.0)
+            self.stats.copy_seconds += r["copy_seconds"]
+            self.stats.encode_seconds += r["encode_seconds"]
+            self.stats.exchange_seconds += r["exchange_seconds"]
             nodes += r["nodes"]
         if hot is not None and not wait:
             # the workers' hot rows saw different shares of the others' posts; the round

@@ -124,10 +124,23 @@ class HotRows:
 
     def __init__(self) -> None:
         self._steps: dict[tuple[int, int], dict[str, Any]] = {}
-        # a round's posts, and each worker's own (the average sums: None until posted)
-        self._sums: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
-        self._own: dict[tuple[int, int], tuple[np.ndarray, np.ndarray | None]] = {}
+        # posts' sums by (round, table) and each worker's own by (round, slot, table);
+        # table 0 the regrets, 1 the average sums
+        self._sums: dict[tuple[int, int], np.ndarray] = {}
+        self._own: dict[tuple[int, int, int], np.ndarray] = {}
         self._aborted: set[int] = set()
+
+    @staticmethod
+    def _add(into: dict[Any, np.ndarray], key: Any, x: np.ndarray) -> np.ndarray:
+        acc = into.get(key)
+        if acc is None:
+            acc = into[key] = np.zeros(x.shape, np.float32)
+        acc += x
+        return acc
+
+    def _forget(self, round_key: int) -> None:
+        for key in [k for k in self._own if k[0] == round_key]:
+            del self._own[key]
 
     async def post(
         self, round_key: int, slot: int, regrets: np.ndarray, avg: np.ndarray | None
@@ -138,28 +151,23 @@ class HotRows:
         ``avg`` None: no average sums this time (and none back)."""
         if round_key in self._aborted:
             return None
-        acc = self._sums.get(round_key)
-        if acc is None:
-            acc = self._sums[round_key] = (np.zeros(regrets.shape, np.float32), None)
-        own = self._own.get((round_key, slot)) or (np.zeros(regrets.shape, np.float32), None)
-        acc[0][...] += regrets
-        own[0][...] += regrets
-        if avg is not None:
-            if acc[1] is None:
-                acc = self._sums[round_key] = (acc[0], np.zeros(avg.shape, np.float32))
-            if own[1] is None:
-                own = (own[0], np.zeros(avg.shape, np.float32))
-            acc[1][...] += avg
-            own[1][...] += avg
-        self._own[(round_key, slot)] = own
-        # new arrays: Ray may serialize a result after the next post has begun adding
-        return acc[0] - own[0], (acc[1] - own[1] if avg is not None else None)
+        out: list[np.ndarray | None] = []
+        for table, x in enumerate((regrets, avg)):
+            if x is None:
+                out.append(None)
+                continue
+            total = self._add(self._sums, (round_key, table), x)
+            mine = self._add(self._own, (round_key, slot, table), x)
+            # a new array: Ray may serialize a result after the next post has begun adding
+            out.append(total - mine)
+        return out[0], out[1]
 
     async def take(self, round_key: int) -> tuple[np.ndarray, np.ndarray | None] | None:
         """The round's sum of posts, forgotten here (None if nothing was posted)."""
-        for key in [k for k in self._own if k[0] == round_key]:
-            del self._own[key]
-        return self._sums.pop(round_key, None)
+        self._forget(round_key)
+        regrets = self._sums.pop((round_key, 0), None)
+        avg = self._sums.pop((round_key, 1), None)
+        return None if regrets is None else (regrets, avg)
 
     async def exchange(
         self, key: tuple[int, int], workers: int, slot: int, regrets: np.ndarray, avg: np.ndarray
@@ -190,9 +198,9 @@ class HotRows:
 
     async def abort(self, round_key: int) -> None:
         self._aborted.add(round_key)
-        self._sums.pop(round_key, None)
-        for key in [k for k in self._own if k[0] == round_key]:
-            del self._own[key]
+        self._sums.pop((round_key, 0), None)
+        self._sums.pop((round_key, 1), None)
+        self._forget(round_key)
         for key, step in list(self._steps.items()):
             if key[0] == round_key:
                 step["out"] = None
