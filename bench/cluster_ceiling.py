@@ -67,6 +67,7 @@ def spawn(ab_dir: Path, betting: str, seconds: float, threads: int, seed: int, o
 
 
 def collect(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """What a child printed; a child that failed stops the benchmark in one line."""
     out, _ = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"a training process exited with status {proc.returncode}")
