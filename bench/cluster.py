@@ -75,10 +75,11 @@ BETTINGS = {"1p,cap1": "1p,cap1", "shipped": SHIPPED_BETTING}
 
 
 def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, cluster: bool, sync: float = 5.0,
-          iterations: int | None = None, hot_syncs: int = 0, hot_async: bool = False) -> dict[str, Any]:  # fmt: skip
-    """One run of ``seconds`` or ``iterations`` deals (two Hogwild threads, or two Ray
-    workers of one thread, ``hot_syncs`` exchanges of the hot rows a round, not waiting
-    for each other with ``hot_async``)."""
+          iterations: int | None = None, hot_syncs: int = 0, hot_async: bool = False, threads: int = 2,
+          seed: int = 1) -> dict[str, Any]:  # fmt: skip
+    """One run of ``seconds`` or ``iterations`` deals (``threads`` Hogwild threads, or two
+    Ray workers of one thread, ``hot_syncs`` exchanges of the hot rows a round, not
+    waiting for each other with ``hot_async``)."""
     from solver.training.cluster import ClusterOptions
     from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
     from solver.training.run import run_training
@@ -89,8 +90,8 @@ def train(ab_dir: Path, betting: str, seconds: float | None, out: Path, *, clust
         abstraction=ab_dir,
         algorithm=AlgorithmConfig("es"),
         budget=Budget(seconds=seconds, iterations=iterations),
-        seed=1,
-        threads=1 if cluster else 2,
+        seed=seed,
+        threads=1 if cluster else threads,
         out=out,
         evaluation=EvaluationConfig(enabled=False),
         cluster=ClusterOptions("local", 2, sync_seconds=sync, hot_syncs=hot_syncs, hot_async=hot_async) if cluster else None,

@@ -37,27 +37,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._fulldeck import FULL_DECK_GAME, FULL_DECK_PARAMS, cached_abstraction, log  # noqa: E402
-from bench.cluster import BETTINGS  # noqa: E402
+from bench.cluster import BETTINGS, train  # noqa: E402
+from poker._atomic import atomic_write_bytes  # noqa: E402
 
 
 def child(ab_dir: str, betting: str, seconds: float, threads: int, seed: int, out: str) -> dict[str, Any]:
-    """One training run in this process; its deals and training seconds."""
-    from solver.training.config import AlgorithmConfig, Budget, EvaluationConfig, TrainingConfig
-    from solver.training.run import run_training
-
-    config = TrainingConfig(
-        game=FULL_DECK_GAME,
-        betting=betting,
-        abstraction=Path(ab_dir),
-        algorithm=AlgorithmConfig("es"),
-        budget=Budget(seconds=seconds),
-        seed=seed,
-        threads=threads,
-        out=Path(out),
-        evaluation=EvaluationConfig(enabled=False),
-    )
-    run = run_training(config, say=lambda line: None)
-    return {"deals": run.iterations, "seconds": round(run.seconds, 2)}
+    """One training run in this process (bench/cluster.py's, without Ray); its deals and
+    training seconds."""
+    run = train(Path(ab_dir), betting, seconds, Path(out), cluster=False, threads=threads, seed=seed)
+    return {"deals": run["deals"], "seconds": run["seconds"]}
 
 
 def spawn(ab_dir: Path, betting: str, seconds: float, threads: int, seed: int, out: Path) -> subprocess.Popen[str]:
@@ -118,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             doc["bettings"][name] = {"betting": betting, "repeats": rows, "ratio": round(pooled, 3)}
     text = json.dumps(doc)
     if args.out:
-        args.out.write_text(text + "\n")
+        atomic_write_bytes(args.out, (text + "\n").encode())
     print(text)
     return 0
 
