@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
+
+from poker._stop import signals_stop_kernels
 
 from .commands.options import UserError
 
 # Subcommands in the order ``--help`` lists them; each must exist (a missing one is a bug
 # of the installation, reported as such, never skipped).
 COMMANDS = ("abstract", "tree", "train", "eval", "dealer", "play", "match", "inspect", "game", "web")
+
+# Commands that run long compiled kernels: there SIGINT and SIGTERM stop every kernel
+# under way (poker._stop) and end the command with one line and status 130 or 143. The
+# others keep their own handling (a match stops its children; a player dies with its
+# match; the web server ends gracefully).
+_KERNEL_COMMANDS = frozenset({"abstract", "tree", "train", "eval", "inspect"})
 
 
 class MissingCommandError(ImportError):
@@ -62,11 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 1
     args = parser.parse_args(args_list)
+    stops = signals_stop_kernels() if args.command in _KERNEL_COMMANDS else nullcontext()
     try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("pokerbot: interrupted", file=sys.stderr)
-        return 130
+        with stops:
+            return int(args.func(args) or 0)
+    except KeyboardInterrupt as exc:
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        print(f"pokerbot {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     except (UserError, ValueError, OSError) as exc:
         # Rule and input errors (GameError, IllegalActionError, ...) are ValueErrors whose
         # message already names the file, line or rule.

@@ -28,6 +28,12 @@ class Progress:
     counts. The bar fills with whichever budget is nearer its end, and the remaining
     time shown is the sooner of the two ends: the count's at the rate so far, the
     budget's what is left of it.
+
+    The rate behind the remaining time is measured from the first update that counted
+    work, once a later one counted more: start-up (a kernel's first compile, a table
+    loaded) then does not stretch the estimate, as it would if the first item's time
+    stood for every item's. :meth:`phase` names a wait before any work is counted
+    ("compiling (first run only)"), shown until the first update that counts some.
     """
 
     def __init__(
@@ -54,28 +60,56 @@ class Progress:
         self._done = 0.0
         self._spent: float | None = None
         self._extra = ""
+        self._phase: str | None = None
+        # the first update that counted work: (time, count), where the measured rate starts
+        self._first: tuple[float, float] | None = None
 
     def update(
         self, done: float, force: bool = False, *, spent: float | None = None, **extra: object
     ) -> None:
         """Record progress; redraw if the interval has passed (or ``force``)."""
+        now = time.monotonic()
         self._done = done
+        if done > 0:
+            self._phase = None
+            if self._first is None:
+                self._first = (now, done)
         if spent is not None:
             self._spent = spent
         if extra:
             self._extra = "  " + "  ".join(f"{k}={v}" for k, v in extra.items())
-        now = time.monotonic()
         if self.enabled and (force or now - self._last >= self.interval):
             self._last = now
             self._draw(now)
 
+    def phase(self, text: str | None) -> None:
+        """Show ``text`` (what the job waits on before its first unit of work, e.g.
+        "compiling (first run only)") in place of the rate, until an update counts work;
+        None clears it. Redraws at once."""
+        self._phase = text
+        if self.enabled:
+            self._last = time.monotonic()
+            self._draw(self._last)
+
+    def rate(self, now: float | None = None) -> float:
+        """Units a second: measured between the first update that counted work and the
+        last, once they differ; before that, over the whole time since the start."""
+        now = time.monotonic() if now is None else now
+        if self._first is not None:
+            t0, d0 = self._first
+            if self._done > d0 and now > t0:
+                return (self._done - d0) / (now - t0)
+        elapsed = now - self.start
+        return self._done / elapsed if elapsed > 0 else 0.0
+
     def remaining(self, now: float | None = None) -> float | None:
         """Seconds until the sooner budget ends (None without a budget; inf while the
         rate is unknown)."""
-        elapsed = (time.monotonic() if now is None else now) - self.start
+        now = time.monotonic() if now is None else now
+        elapsed = now - self.start
         ends: list[float] = []
         if self.total:
-            rate = self._done / elapsed if elapsed > 0 else 0.0
+            rate = self.rate(now)
             left = max(self.total - self._done, 0.0)
             ends.append(left / rate if rate > 0 else (0.0 if left == 0 else float("inf")))
         if self.seconds is not None:
@@ -85,7 +119,7 @@ class Progress:
 
     def _draw(self, now: float) -> None:
         elapsed = now - self.start
-        rate = self._done / elapsed if elapsed > 0 else 0.0
+        rate = self.rate(now)
         fracs = []
         if self.total:
             fracs.append(self._done / self.total)
@@ -99,8 +133,12 @@ class Progress:
         text += f" {self._done:,.0f}" + (f"/{self.total:,.0f}" if self.total else "")
         # slow units (a walk a minute) keep two significant digits instead of showing 0/s
         shown = f"{rate:,.0f}" if rate >= 10 or rate == 0 else f"{rate:.2g}"
-        text += f" {shown}{self.unit}/s elapsed {_fmt_seconds(elapsed)}"
-        eta = self.remaining(now)
+        if self._phase is not None:
+            text += f" {self._phase} elapsed {_fmt_seconds(elapsed)}"
+            eta = None
+        else:
+            text += f" {shown}{self.unit}/s elapsed {_fmt_seconds(elapsed)}"
+            eta = self.remaining(now)
         if eta is not None:
             text += f" eta {_fmt_seconds(eta) if eta != float('inf') else '--:--'}"
         text += self._extra

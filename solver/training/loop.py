@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from poker._stop import Interrupted, stop_all
+
 T = TypeVar("T")
 
 __all__ = ["StopRequest", "TableStats", "TrainResult", "stop_on_signals", "table_stats", "train"]
@@ -64,19 +66,27 @@ def stop_on_signals(
 ) -> Iterator[StopRequest]:
     """Within the block, ``signals`` only set the :class:`StopRequest` it yields
     (``request`` if given, which the caller may also set; else a new one: pass it to
-    :func:`train` as ``stop``); the previous handlers are restored on leaving. Outside
+    :func:`train` as ``stop``) and stop every compiled kernel under way
+    (:func:`poker._stop.stop_all`: a walk of an evaluation returns within a second, and
+    its caller raises :class:`poker._stop.Interrupted`); the previous handlers are
+    restored on leaving. Outside
     the main thread (where Python cannot install handlers) nothing is installed and only
     the caller sets the request."""
     request = StopRequest() if request is None else request
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in signals:
-            previous[sig] = signal.signal(sig, lambda signum, frame: request.set(signum))
+            previous[sig] = signal.signal(sig, lambda signum, frame: _stop(request, signum))
     try:
         yield request
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _stop(request: StopRequest, signum: int) -> None:
+    request.set(signum)
+    stop_all(signum)
 
 
 class _Stopped(Exception):
@@ -96,7 +106,7 @@ def until_signalled(work: Callable[[Callable[[], None]], T]) -> tuple[T | None, 
 
         try:
             return work(check), None
-        except _Stopped:
+        except (_Stopped, Interrupted):  # a kernel stopped by the signal raises Interrupted
             return None, request.signum
 
 
