@@ -1,10 +1,59 @@
-"""Suite-wide settings: the tests never read or write the user's bucket-table cache."""
+"""Suite-wide settings: the tests never read or write the user's bucket-table cache, and
+tests that need a program the machine lacks are skipped by name (or fail where it is
+required)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from tests.mqtt_broker import MOSQUITTO
+
+#: Programs some tests need, by marker: (present?, what, the variable that makes it
+#: required, how to get it). Without one, its tests are skipped by name with how to get
+#: it, unless the variable is set (CI sets them all): then they run and fail.
+NEEDS = {
+    "needs_broker": (
+        MOSQUITTO is not None,
+        "the mosquitto MQTT broker",
+        "POKERBOT_REQUIRE_BROKER",
+        "apt-get install mosquitto",
+    ),
+    "needs_browser": (
+        Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists(),
+        "Debian's chromium and chromedriver (/usr/bin/chromium, /usr/bin/chromedriver)",
+        "POKERBOT_REQUIRE_BROWSER",
+        "apt-get install chromium chromium-driver",
+    ),
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, (_, what, _, _) in NEEDS.items():
+        config.addinivalue_line("markers", f"{marker}: the test needs {what}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for marker, (present, what, required, how) in NEEDS.items():
+        if present or os.environ.get(required):
+            continue
+        skip = pytest.mark.skip(reason=f"needs {what}: {how}")
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Name every skipped test with its reason (pytest's own summary groups them by line)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    terminalreporter.section("skipped tests, by name")
+    for rep in skipped:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        terminalreporter.write_line(f"SKIPPED {rep.nodeid}: {reason.removeprefix('Skipped: ')}")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -289,6 +289,7 @@ def _subscribe(port: int, topic: str, got: list, ready: threading.Event, stop: t
         pass
 
 
+@pytest.mark.needs_broker
 def test_match_publishes_telemetry(tmp_path, capsys):
     broker = Broker(tmp_path)
     broker.start()
@@ -330,6 +331,7 @@ def test_match_publishes_telemetry(tmp_path, capsys):
         assert all(d["distribution"] is None for d in decisions)  # bots have no blueprint to show
 
 
+@pytest.mark.needs_broker
 def test_broker_dying_mid_match_costs_no_hand(tmp_path):
     broker = Broker(tmp_path)
     broker.start()

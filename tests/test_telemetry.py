@@ -48,6 +48,7 @@ def test_config_parse():
     assert topic_for(c, "my bot/+#", "hand") == "pokerbot/my_bot___/hand"
 
 
+@pytest.mark.needs_broker
 def test_hands_status_and_score_arrive(broker):
     async def main():
         cfg = MqttConfig.parse(f"127.0.0.1:{broker.port}")
@@ -74,6 +75,7 @@ def test_hands_status_and_score_arrive(broker):
     assert tel.dropped == 0 and tel.sent >= 8
 
 
+@pytest.mark.needs_broker
 def test_status_is_retained_for_late_subscribers(broker):
     async def main():
         async with Telemetry(MqttConfig.parse(f"127.0.0.1:{broker.port}"), "bob"):
@@ -106,6 +108,7 @@ def test_broker_down_never_blocks_and_drops_oldest(tmp_path):
     assert elapsed < 1.0
 
 
+@pytest.mark.needs_broker
 def test_broker_killed_mid_match_then_back(tmp_path):
     broker = Broker(tmp_path)
     broker.start()
@@ -144,6 +147,7 @@ def test_broker_killed_mid_match_then_back(tmp_path):
     assert numbers == sorted(numbers)
 
 
+@pytest.mark.needs_broker
 def test_last_will_marks_a_vanished_bot_offline(broker, tmp_path):
     script = tmp_path / "bot.py"
     script.write_text(textwrap.dedent(f"""

@@ -37,10 +37,9 @@ HANDS = 3  # hands in a match at the table: each test plays its matches to the e
 #: The desktop viewport (and the screenshots' size).
 DESKTOP = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
 
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    if os.environ.get("POKERBOT_REQUIRE_BROWSER"):
-        raise RuntimeError(f"the browser tests need {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver)")
-    pytest.skip(f"no {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver)", allow_module_level=True)
+# Without the browser each test is skipped by name (tests/conftest.py), unless
+# POKERBOT_REQUIRE_BROWSER is set: then they fail.
+pytestmark = pytest.mark.needs_browser
 selenium = pytest.importorskip("selenium")
 pytest.importorskip("aiohttp")
 
