@@ -21,6 +21,7 @@ import json
 import random
 import socket
 import struct
+import threading
 import subprocess
 import sys
 from pathlib import Path
@@ -354,7 +355,29 @@ def test_polling_dealer_reads_hostile_bytes_like_the_event_loop(tmp_path: Path, 
     assert any(polled)  # the second run did read by polling
 
 
-def _reading_thread(port: int, out: dict) -> None:
+def _public(ms) -> tuple[int, str]:
+    """What both seats' copies of one state share: the hand and its betting."""
+    return ms.hand_number, ms.text.split(":")[3]
+
+
+class _Seen:
+    """The public states seat 1 has read, for the thread playing seat 2 to wait on."""
+
+    def __init__(self) -> None:
+        self.states: set[tuple[int, str]] = set()
+        self.cond = threading.Condition()
+
+    def add(self, key: tuple[int, str]) -> None:
+        with self.cond:
+            self.states.add(key)
+            self.cond.notify_all()
+
+    def wait(self, key: tuple[int, str], timeout: float) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: key in self.states, timeout)
+
+
+def _reading_thread(port: int, out: dict, seen: _Seen) -> None:
     """A blocking client that answers every owed state with a call and records, for each
     read, whether it left a state to answer (the other seat's copies are held back for it)."""
     conn = ClientConnection(NL2)
@@ -365,21 +388,41 @@ def _reading_thread(port: int, out: dict) -> None:
             conn.receive_data(data)
             answer = b""
             while (event := conn.next_event()) is not NEED_DATA:
-                if isinstance(event, StateMessage) and event.my_turn:
-                    answer = conn.send_action(Action.call())
+                if isinstance(event, StateMessage):
+                    seen.add(_public(event.match_state))
+                    if event.my_turn:
+                        answer = conn.send_action(Action.call())
             reads.append(bool(answer))
             if answer:
                 s.sendall(answer)
     out.update(reads=reads, hands=conn.hands, chips=conn.chips)
 
 
+def _waiting_caller(port: int, out: dict, seen: _Seen, wait: bool) -> None:
+    """Seat 2, blocking: calls every owed state; with ``wait``, only once seat 1 has read
+    its copy of that state (or after a few seconds), noting which turns' copies came first."""
+    conn = ClientConnection(NL2)
+    first: list[bool] = []
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(conn.initiate())
+        while data := s.recv(65536):
+            conn.receive_data(data)
+            while (event := conn.next_event()) is not NEED_DATA:
+                if isinstance(event, StateMessage) and event.my_turn:
+                    if wait:
+                        first.append(seen.wait(_public(event.match_state), 5.0))
+                    s.sendall(conn.send_action(Action.call()))
+    out.update(first=first, hands=conn.hands, chips=conn.chips)
+
+
 @pytest.mark.parametrize("hold_back", [True, False])
 def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path, hold_back: bool) -> None:
     """Holding back, the dealer writes a seat's messages only when that seat must answer
     (and all at the end): each read but the last brings a state to answer. Not holding
-    back, copies also come while the other seat is to act. Either way every message
-    arrives in order and the log is the in-process dealer's."""
-    import threading
+    back, a seat's copy of each state the other seat must answer reaches it while that
+    seat is still to act (the other seat waits for it, so this holds however the threads
+    are scheduled). Either way every message arrives in order and the log is the
+    in-process dealer's."""
 
     async def run() -> tuple:
         loop = asyncio.get_running_loop()
@@ -388,26 +431,29 @@ def test_a_seat_is_written_to_only_when_it_is_to_act(tmp_path: Path, hold_back: 
         dealer = asyncio.ensure_future(run_dealer(cfg, stdout=io.StringIO(), stderr=io.StringIO(),
                                                   on_ports=ports.set_result))
         seats = await asyncio.wait_for(asyncio.shield(ports), MATCH_TIMEOUT)
-        seen: dict = {}
-        thread = threading.Thread(target=_reading_thread, args=(seats[0], seen), daemon=True)
-        thread.start()
-        other = asyncio.ensure_future(_caller()(seats[1]))
+        seen, other = _Seen(), {}
+        first: dict = {}
+        threads = [
+            threading.Thread(target=_reading_thread, args=(seats[0], first, seen), daemon=True),
+            threading.Thread(target=_waiting_caller, args=(seats[1], other, seen, not hold_back), daemon=True),
+        ]
+        for t in threads:
+            t.start()
         result = await asyncio.wait_for(dealer, MATCH_TIMEOUT)
-        summary = await asyncio.wait_for(other, MATCH_TIMEOUT)
-        await asyncio.to_thread(thread.join, MATCH_TIMEOUT)
-        return result, seen, summary
+        for t in threads:
+            await asyncio.to_thread(t.join, MATCH_TIMEOUT)
+        return result, first, other
 
-    result, seen, summary = asyncio.run(run())
+    result, first, other = asyncio.run(run())
     assert result.exit_status == 0 and result.hands_played == 30
-    reads = seen["reads"]
+    reads = first["reads"]
     if hold_back:
         assert all(reads[:-1]) and not reads[-1]  # (the last read: the final states, then EOF)
     else:
-        # the other seat's actions arrive on their own (each read is what was there: a
-        # few may come together, so only some reads need to be without a turn)
-        assert reads.count(False) > 10
-    assert seen["hands"] == summary.hands == 30
-    assert [seen["chips"], summary.chips] == pytest.approx(list(result.totals))
+        # every one of seat 2's turns: seat 1 had read its copy before seat 2 answered
+        assert len(other["first"]) >= 30 and all(other["first"])
+    assert first["hands"] == other["hands"] == 30
+    assert [first["chips"], other["chips"]] == pytest.approx(list(result.totals))
     expected = _call_everything(DealerMatch(NL2, num_hands=30, seed=5, names=["p1", "p2"]))
     assert (tmp_path / "held.log").read_text().splitlines()[4:] == expected
 
