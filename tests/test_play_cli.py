@@ -197,6 +197,20 @@ def test_a_dealer_that_aborts_the_match_mid_hand_exits_1(capsys) -> None:
     assert out.startswith("hands ")
 
 
+@pytest.mark.parametrize("given", [None, "holdem.limit.2p.reverse_blinds"])
+def test_a_dealer_of_another_game_is_named_as_such(capsys, given) -> None:
+    """A Leduc dealer and a client that assumed hold'em (the default, or a --game given
+    wrongly): one line naming the game assumed and where it came from, and --game."""
+    dealer = _OurDealer(LEDUC, hands=3)
+    status, out, err = _play(["--port", str(dealer.port), *(["--game", given] if given else [])], capsys)
+    dealer.join()
+    assert status == 1 and len(err) == 1, err
+    assumed = given or "holdem.nolimit.2p.reverse_blinds"
+    source = "given with --game" if given else "the default: no --game given"
+    assert err[0].startswith(f"pokerbot play: error: the dealer's states do not parse as {assumed} ({source}); ")
+    assert "Pass --game with the dealer's game" in err[0] and "MATCHSTATE:" in err[0]
+
+
 def test_the_exit_status_of_the_process(scripted) -> None:
     dealer = scripted(_one_hand_then_start_another)
     r = subprocess.run([sys.executable, "-m", "agent", "play", "--port", str(dealer.port), "--spin-us", "0"],

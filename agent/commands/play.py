@@ -26,7 +26,7 @@ from ..bots import BOTS, Bot
 from ..client import ClientError, MatchSummary, play_match
 from ..decisions import DecisionFile, WatchedBot
 from ..players import DEFAULT_MAPPING, PlayerSpec, open_for_play
-from ..protocol.codec import MatchState, ProtocolError
+from ..protocol.codec import MatchState, ProtocolError, StateParseError
 from ..telemetry import MqttConfig, Telemetry
 from .options import (
     UserError,
@@ -186,6 +186,21 @@ def open_player(spec: PlayerSpec, game_name: str | None, seed: int | None = None
     return game, bot
 
 
+def _other_game(exc: StateParseError, game: Game, given: str | None, strategy: bool) -> str:
+    """The one line for a dealer whose states are not of the game this client plays:
+    which game that was, where it came from, and what to pass instead."""
+    if given is not None:
+        source = "given with --game"
+    elif strategy:
+        source = "the strategy file's game"
+    else:
+        source = "the default: no --game given"
+    return (
+        f"the dealer's states do not parse as {game.name} ({source}); is the dealer running another "
+        f"game? Pass --game with the dealer's game (pokerbot game lists them). ({exc})"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Play the match; print the summary. 0 if the match completed, else 1 (and why, on stderr)."""
     if (args.port is None) == (args.unix is None):
@@ -197,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = eventloop.run(_play(args, game, bot, mqtt, args.name or spec.text))
     except (ClientError, ProtocolError) as exc:
+        if isinstance(exc, StateParseError):
+            exc = _other_game(exc, game, args.game, spec.is_strategy)
         print(f"pokerbot play: error: {exc}", file=sys.stderr)
         partial = getattr(exc, "summary", None)
         if partial is not None:

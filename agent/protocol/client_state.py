@@ -38,6 +38,7 @@ from .codec import (
     MatchState,
     ProtocolError,
     RemoteProtocolError,
+    StateParseError,
     _new_object,
     _read_match_state,
     legalize,
@@ -203,7 +204,7 @@ class ClientConnection:
         try:
             ms = _read_match_state(text, parts, self.game, self._last, self._last_parts, self._states)
         except ProtocolError as exc:
-            raise self._fail(exc) from None
+            raise self._fail(StateParseError(str(exc))) from None
         self._last = ms
         self._last_parts = parts
         event = _new_object(StateMessage)

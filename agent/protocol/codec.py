@@ -77,6 +77,11 @@ class RemoteProtocolError(ProtocolError):
     """The peer sent something the protocol does not allow."""
 
 
+class StateParseError(RemoteProtocolError):
+    """A MATCHSTATE line that does not parse as a state of the receiver's game: a broken
+    dealer, or (most often) a dealer running another game than the one assumed here."""
+
+
 # ---------------------------------------------------------------------------- framing
 
 
