@@ -606,27 +606,6 @@ def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
-def _unpack_map(raw: bytes | memoryview, source: str, what: str, *, max_bin: int, max_str: int,
-                max_array: int, max_map: int) -> dict[str, Any]:
-    """One msgpack map read with size limits (never pickle); ``what`` names it in errors."""
-    try:
-        doc = msgpack.unpackb(
-            raw,
-            raw=False,
-            strict_map_key=True,
-            max_bin_len=max_bin,
-            max_str_len=max_str,
-            max_array_len=max_array,
-            max_map_len=max_map,
-            max_ext_len=0,
-        )
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise _fail(source, f"{what} is not valid msgpack ({exc})") from None
-    if not isinstance(doc, dict):
-        raise _fail(source, f"{what} is not a map")
-    return doc
-
-
 def _rules() -> ArrayFileRules:
     """What :func:`solver.arrayfile.read_arrays` accepts as a format-3 file (the caps as
     the module holds them now)."""
@@ -776,8 +755,20 @@ def _loads_legacy(data: bytes, source: str, abstraction: CardAbstraction | None)
     file's version."""
     if len(data) > MAX_LEGACY_BYTES:
         raise _fail(source, f"{len(data)} bytes is more than the limit {MAX_LEGACY_BYTES}")
-    doc = _unpack_map(data, source, "not a strategy file: the file", max_bin=len(data),
-                      max_str=min(len(data), 1 << 20), max_array=1 << 16, max_map=1 << 10)
+    not_ours = (f"not a strategy file: it starts with neither {MAGIC.decode()} (a pokerbot strategy "
+                "file) nor a msgpack map (the old format)")
+    # a msgpack map starts with a fixmap, map 16 or map 32 marker
+    if not data or not (0x80 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF)):
+        raise _fail(source, not_ours)
+    try:
+        doc = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=len(data),
+                              max_str_len=min(len(data), 1 << 20), max_array_len=1 << 16,
+                              max_map_len=1 << 10, max_ext_len=0)  # fmt: skip
+    except (ValueError, TypeError, msgpack.UnpackException):
+        raise _fail(source, "not a strategy file: it starts like an old-format (msgpack) strategy, "
+                            "but is not one whole msgpack map (truncated, or other data)") from None
+    if not isinstance(doc, dict):
+        raise _fail(source, not_ours)
     if doc.get("format") != LEGACY_FORMAT:
         raise _fail(source, f"format is {doc.get('format')!r}, expected {FORMAT!r}")
     version = _get(doc, "version", int, source)

@@ -909,3 +909,21 @@ def test_match_refuses_a_bad_file(tmp_path: Path, strategies, capsys, bad: str) 
     line = _error_line(capsys)
     assert line.startswith(f"pokerbot match: error: {path}: "), line
     assert re.search(reason, line), line
+
+
+@pytest.mark.parametrize(
+    "data, says",
+    [
+        (bytes(range(7, 250)) * 10, "it starts with neither PKBSTRAT"),
+        (b"hello\n", "it starts with neither PKBSTRAT"),
+        (msgpack.packb([1, 2, 3]), "it starts with neither PKBSTRAT"),
+        (msgpack.packb({"format": 1}) + b"junk", "is not one whole msgpack map"),
+    ],
+)
+def test_a_file_that_is_not_a_strategy_gets_one_plain_line(tmp_path: Path, capsys, data: bytes, says: str) -> None:
+    path = tmp_path / "odd.strategy"
+    path.write_bytes(data)
+    assert main(["inspect", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"pokerbot inspect: error: {path}: not a strategy file: ")
+    assert says in err[0] and "unpack" not in err[0] and "codec" not in err[0], err
