@@ -59,12 +59,21 @@ from poker.cards import DECK_SIZE
 from poker.game import Game
 
 from . import features as F
+from . import indexer as _indexer
+from . import kmeans as _kmeans
 from .indexer import HandIndexer
 from .kmeans import nearest
 from .model import META_FILE, _check_model, _files_hash, _load, _Model, _model_from_dir, _model_hash, _read_meta
 from .plan import _METRICS, AbstractionParams
 
-__all__ = ["CardAbstraction"]
+__all__ = ["CardAbstraction", "bucket_kernels"]
+
+
+def bucket_kernels() -> tuple[Any, ...]:
+    """The compiled kernels a bucket computed from the cards runs (the hand indexer, the
+    features, the nearest centroid): for :func:`poker._compile.cold`, to tell a user that
+    a player's first run compiles them."""
+    return (_indexer._index_batch_kernel, F._direct, F._vectors, _kmeans._nearest_kernel)
 
 _SERIAL_BELOW = 16  # on-the-fly batches up to this size run on the calling thread only
 _MEMO_MAX = 1 << 14  # own-street buckets remembered per canonical hand (single-hand path)

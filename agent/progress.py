@@ -29,10 +29,10 @@ class Progress:
     time shown is the sooner of the two ends: the count's at the rate so far, the
     budget's what is left of it.
 
-    The rate behind the remaining time is measured from the first update that counted
-    work, once a later one counted more: start-up (a kernel's first compile, a table
-    loaded) then does not stretch the estimate, as it would if the first item's time
-    stood for every item's. :meth:`phase` names a wait before any work is counted
+    The rate (and the remaining time from it) is measured from the first update that
+    counted work, once a later one counted more; until then both show as unknown.
+    Start-up (a kernel's first compile, a table loaded) then does not stretch the
+    estimate, as it would if the first item's time stood for every item's. :meth:`phase` names a wait before any work is counted
     ("compiling (first run only)"), shown until the first update that counts some.
     """
 
@@ -92,15 +92,19 @@ class Progress:
             self._draw(self._last)
 
     def rate(self, now: float | None = None) -> float:
-        """Units a second: measured between the first update that counted work and the
-        last, once they differ; before that, over the whole time since the start."""
+        """Units a second: per second of ``spent`` where updates give it (a training run's
+        deals per second of solving, as its ``--json`` and metrics report them: time spent
+        evaluating or checkpointing is not counted); otherwise measured between the first
+        update that counted work and the last, and 0 (unknown) until a later update
+        counts more than the first."""
+        if self._spent is not None:  # units per second of the time counted against the budget
+            return self._done / self._spent if self._spent > 0 else 0.0
         now = time.monotonic() if now is None else now
         if self._first is not None:
             t0, d0 = self._first
             if self._done > d0 and now > t0:
                 return (self._done - d0) / (now - t0)
-        elapsed = now - self.start
-        return self._done / elapsed if elapsed > 0 else 0.0
+        return 0.0
 
     def remaining(self, now: float | None = None) -> float | None:
         """Seconds until the sooner budget ends (None without a budget; inf while the
@@ -132,7 +136,7 @@ class Progress:
             text += f" [{'#' * filled}{'.' * (24 - filled)}]"
         text += f" {self._done:,.0f}" + (f"/{self.total:,.0f}" if self.total else "")
         # slow units (a walk a minute) keep two significant digits instead of showing 0/s
-        shown = f"{rate:,.0f}" if rate >= 10 or rate == 0 else f"{rate:.2g}"
+        shown = "--" if rate == 0 else f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
         if self._phase is not None:
             text += f" {self._phase} elapsed {_fmt_seconds(elapsed)}"
             eta = None

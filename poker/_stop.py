@@ -82,6 +82,9 @@ def counter(n: int = 1) -> np.ndarray:
     return np.zeros(n, dtype=np.int64)
 
 
+#: The signals that stop kernels.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 _live: list[Stop] = []
 _live_lock = threading.Lock()
 
@@ -138,8 +141,16 @@ def run_stoppable(
             box["exc"] = exc
 
     worker = threading.Thread(target=target, name="kernel", daemon=True)
-    worker.start()
+    # The signals are blocked while the thread starts (it inherits the mask, so they are
+    # never delivered to it): one that came in between would raise before the worker
+    # could be joined, leaving it running compiled code while the interpreter exits.
+    # Unblocked, a pending one raises here, inside the try.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
+        try:
+            worker.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         while worker.is_alive():
             worker.join(poll)
             if on_poll is not None and worker.is_alive():
@@ -157,9 +168,7 @@ def run_stoppable(
 
 
 @contextmanager
-def signals_stop_kernels(
-    signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM),
-) -> Iterator[None]:
+def signals_stop_kernels(signals: Sequence[int] = _STOP_SIGNALS) -> Iterator[None]:
     """Within the block (main thread only), each of ``signals`` stops every live kernel
     (:func:`stop_all`) and raises :class:`Interrupted` with its number in the main thread;
     the previous handlers are restored on leaving."""

@@ -262,6 +262,18 @@ def _since(before: float | None) -> float | None:
     return None if before is None or now is None else round(now - before, 3)
 
 
+def _starting(specs: list[PlayerSpec]) -> str:
+    """What the bar says until the first hand ends: the players start, and a strategy
+    player's first run compiles the kernels that bucket its cards (tens of seconds)."""
+    if any(spec.is_strategy for spec in specs):
+        from abstraction.card_abstraction import bucket_kernels
+        from poker._compile import COMPILING, cold
+
+        if cold(*bucket_kernels()):
+            return f"starting the players, {COMPILING}"
+    return "starting the players"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the match and report; the exit status is the dealer's."""
     game = load_game(args.game)
@@ -338,6 +350,7 @@ def _run(args: argparse.Namespace, game: Game, sockets: Path | None) -> int:
                                               preexec_fn=child_setup))
                 player_err.close()
             bar = Progress(total, "match", unit=" hands", enabled=not args.quiet)
+            bar.phase(_starting(specs))
             counter = _HandCounter(log_path)
             while True:
                 try:  # (returns as soon as the dealer exits: a sleep cost every match up to 0.2 s)
