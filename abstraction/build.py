@@ -4,11 +4,14 @@
 are described in :mod:`abstraction.card_abstraction`) in resumable stages: river E[HS];
 features per street (E[HS] histograms by towers, from the river down); clustering per
 street (:func:`abstraction.kmeans.kmeans`); history pair maps, whose weights count every
-real deal through the earlier streets' buckets (:func:`_pair_weights`, one numba kernel
-over the canonical hands and every ordering of their board, :func:`_chains`);
+real deal through the earlier streets' buckets (:func:`abstraction.history._pair_weights`,
+one numba kernel over the canonical hands and every ordering of their board);
 metadata. Each stage writes its files atomically and then records itself, with a hash of
 everything it depends on, in ``cache/stages.json``; a rerun skips stages whose record
-matches, so an interrupted build restarts at the stage it was in. Tables are ``.npy``
+matches, so an interrupted build restarts at the stage it was in. Every stage's kernels
+read one stop flag (:mod:`poker._stop`), so SIGINT or SIGTERM ends a build within about a
+second, and report progress within the stage (plus, while they compile or k-means seeds,
+a phase). Tables are ``.npy``
 files (memory-mappable); ``meta.json`` (game, parameters, seeds, per-street figures,
 content hash, model hash; :mod:`abstraction.model` reads it) is written last. A build
 predicted (:func:`abstraction.plan.plan_build`) to need more memory than is available is
@@ -32,23 +35,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import combinations
 from math import sqrt
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-from numba import njit, prange
 
 from poker._atomic import atomic_write, atomic_write_bytes
+from poker._compile import COMPILING, cold
+from poker._stop import Stop, counter, run_stoppable, stoppable
 from poker._sysinfo import available_memory_gib, peak_memory_gib
 from poker.game import Game, load_game
 
 from . import features as F
 from .cluster import FeatureCluster
 from .card_abstraction import CardAbstraction
-from .indexer import index_hand_njit, unindex_hand_njit
-from .kmeans import kmeans, nearest
+from .history import _Chain, _chains, _pair_weights
+from .kmeans import KMeansProgress, kmeans, nearest
 from .model import FORMAT_VERSION, META_FILE, _load, _Model, _model_from_dir, _model_hash
 from .plan import (
     _METRICS,
@@ -56,14 +59,17 @@ from .plan import (
     AbstractionParams,
     BuildPlan,
     _table_dtype,
+    compile_kernels,
     plan_build,
     plan_tables,
+    stage_groups,
     street_names,
 )
 
 __all__ = [
     "CACHE_DIR",
     "BuildReport",
+    "PhaseFn",
     "ProgressFn",
     "build_abstraction",
     "build_model_tables",
@@ -74,6 +80,10 @@ STAGES_FILE = "stages.json"
 
 # Stage progress: ``progress(stage, done, total)``; the CLI draws one bar per stage.
 ProgressFn = Callable[[str, float, float], None]
+# What a stage waits on before it counts work (``phase(stage, text)``, None: nothing):
+# ``poker._compile.COMPILING`` while its kernels compile, k-means's seeding and first
+# assignment; the CLI shows it on the stage's bar.
+PhaseFn = Callable[[str, str | None], None]
 
 
 # ------------------------------------------------------------------ files
@@ -87,6 +97,21 @@ def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
 
 def _atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, (json.dumps(obj, indent=1, sort_keys=True) + "\n").encode())
+
+
+# The steps of a clustering stage shown as its phase (see _Builder._tell): name, unit.
+_STEPS = {
+    "seeding": ("k-means++ seeding", "centres"),
+    "assigning": ("first assignment", "points"),
+    "pairs": ("pair weights", "hands"),
+}
+
+
+def _clock(seconds: float) -> str:
+    """``m:ss`` or ``h:mm:ss``."""
+    m, s = divmod(max(0, int(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 def _key(*parts: Any) -> str:
@@ -112,107 +137,6 @@ class _Stages:
         _atomic_write_json(self.path, self.done)
 
 
-# ------------------------------------------------------------------ history pair weights
-
-
-class _Chain(NamedTuple):
-    """Earlier streets' lookups for :func:`_pair_weights`, packed flat (one array each).
-
-    Street t's indexer table is ``idx_tabs[idx_off[t]:idx_off[t + 1]]`` (round
-    ``idx_rnd[t]``), its own-bucket table starts at ``own_all[own_off[t]]`` and, for
-    t >= 1, its pair map (``pm_cols[t]`` columns) at ``pm_all[pm_off[t]]``. ``masks[c, t]``:
-    the board positions visible on street t in ordering c.
-    """
-
-    idx_tabs: np.ndarray
-    idx_off: np.ndarray
-    idx_rnd: np.ndarray
-    own_all: np.ndarray
-    own_off: np.ndarray
-    pm_all: np.ndarray
-    pm_off: np.ndarray
-    pm_cols: np.ndarray
-    masks: np.ndarray
-
-
-@njit(cache=True, parallel=True)
-def _pair_weights(tab, rnd, hole, b, lo, weights, own_s, chain, out):  # pragma: no cover - compiled
-    """Weight of each (previous history bucket, own bucket) pair of one street.
-
-    For canonical hands ``lo .. lo + len(weights)`` of the street (hole cards + board as
-    a set), each ordering of the board into the earlier streets' groups gives a
-    previous-street history bucket, followed through the pair maps from the first
-    street's bucket; the pair (that bucket, ``own_s[i]``) gains the hand's weight.
-    ``out[part]`` is owned by one slice of the hands; the sums are integers, so the
-    result does not depend on the order of the parts.
-    """
-    idx_tabs, idx_off, idx_rnd = chain.idx_tabs, chain.idx_off, chain.idx_rnd  # unpack before prange
-    own_all, own_off = chain.own_all, chain.own_off
-    pm_all, pm_off, pm_cols, masks = chain.pm_all, chain.pm_off, chain.pm_cols, chain.masks
-    n_hands = weights.shape[0]
-    n_parts = out.shape[0]
-    s = masks.shape[1]  # earlier streets 0..s-1
-    n = hole + b
-    for part in prange(n_parts):
-        a = part * n_hands // n_parts
-        z = (part + 1) * n_hands // n_parts
-        cards = np.empty(n, np.uint8)
-        sub = np.empty(n, np.uint8)
-        memo = np.full(1 << b, -1, np.int64)
-        for i in range(a, z):
-            unindex_hand_njit(tab, lo + i, rnd, cards)
-            memo[:] = -1
-            own = own_s[i]
-            w = np.int64(weights[i])
-            for c in range(masks.shape[0]):
-                h = np.int64(-1)
-                for t in range(s):
-                    mask = masks[c, t]
-                    o = memo[mask]
-                    if o < 0:
-                        for j in range(hole):
-                            sub[j] = cards[j]
-                        q = hole
-                        for j in range(b):
-                            if (mask >> j) & 1:
-                                sub[q] = cards[hole + j]
-                                q += 1
-                        k = index_hand_njit(idx_tabs[idx_off[t]: idx_off[t + 1]], sub, idx_rnd[t])
-                        o = np.int64(own_all[own_off[t] + k])
-                        memo[mask] = o
-                    if t == 0:
-                        h = o
-                    else:
-                        h = np.int64(pm_all[pm_off[t] + h * pm_cols[t] + o])
-                out[part, h, own] += w
-
-
-def _chains(space: F.CardSpace, street: int) -> np.ndarray:
-    """Every ordering of ``street``'s board positions into the earlier streets' groups.
-
-    Row: per earlier street t, the bit mask of the positions visible on street t.
-    """
-    bt = space.board_through
-    rows: list[list[int]] = []
-
-    def extend(prefix: list[int], used: int, t: int) -> None:
-        if t == street:
-            rows.append(prefix[:])
-            return
-        add = bt[t] - (bt[t - 1] if t else 0)
-        free = [j for j in range(bt[street]) if not (used >> j) & 1]
-        for combo in combinations(free, add):
-            m = used
-            for j in combo:
-                m |= 1 << j
-            prefix.append(m)
-            extend(prefix, m, t + 1)
-            prefix.pop()
-
-    extend([], 0, 0)
-    return np.array(rows, np.int64).reshape(len(rows), street)
-
-
 # ------------------------------------------------------------------ the build
 
 
@@ -235,8 +159,13 @@ class _Builder:
     """
 
     def __init__(self, game: Game, plan: BuildPlan, out: Path, progress: ProgressFn | None,
-                 model: _Model | None = None, cluster: FeatureCluster | None = None) -> None:
+                 model: _Model | None = None, cluster: FeatureCluster | None = None,
+                 phase: PhaseFn | None = None) -> None:
         self.game = game
+        self.phase = phase
+        self.stop = Stop()  # registered for signals while build() runs
+        # a k-means phase's first counted item: ((stage, step), time, count)
+        self._since: tuple[tuple[str, str], float, float] = (("", ""), 0.0, 0.0)
         self.cluster = cluster
         self.model = model
         self.model_hash = _model_hash(model.meta, model.arrays) if model is not None else None
@@ -260,16 +189,31 @@ class _Builder:
         prog = self.progress
         return lambda done, total: prog(stage, done, total)
 
-    def _run(self, name: str, key: str, files: list[Path], fn: Callable[[], None]) -> None:
+    def _run(self, name: str, key: str, files: list[Path], fn: Callable[[], None], groups: Sequence[str] = ()) -> None:
+        """Run stage ``name`` unless recorded done with ``key`` and its ``files`` on disk.
+
+        A stage stopped by a signal raises :class:`poker._stop.Interrupted` before it is
+        recorded: its files are written atomically and only once computed in full, and the
+        next run starts over at this stage. ``groups``: the stage's compile groups
+        (:func:`abstraction.plan.compile_kernels`), shown as compiling while cold.
+        """
         if self.stages.is_done(name, key, files):
             self.report.append({"stage": name, "seconds": 0.0, "reused": True})
             return
         t0 = time.perf_counter()
         if self.progress is not None:
             self.progress(name, 0, 1)
+        if self.phase is not None and groups and self._cold(*(k for g in groups for k in compile_kernels(g))):
+            self.phase(name, COMPILING)
         fn()
+        self.stop.check()
         self.stages.mark(name, key)
         self.report.append({"stage": name, "seconds": round(time.perf_counter() - t0, 3), "reused": False})
+
+    def _cold(self, *kernels: Any) -> bool:
+        """:func:`poker._compile.cold`, asked off the main thread: numba may set its compiler
+        up to answer, and a signal handled in the main thread must not interrupt that."""
+        return run_stoppable(lambda: cold(*kernels), self.stop)
 
     def _c(self, name: str) -> Path:
         return self.cache / name
@@ -301,6 +245,10 @@ class _Builder:
     # -- stages
 
     def build(self) -> BuildReport:
+        with stoppable(self.stop):
+            return self._build()
+
+    def _build(self) -> BuildReport:
         t0 = time.perf_counter()
         self.out.mkdir(parents=True, exist_ok=True)
         self.cache.mkdir(exist_ok=True)
@@ -321,7 +269,7 @@ class _Builder:
         sp = self.space
         last = sp.last
         self._run("river E[HS]", self.feature_key(last), [self._c("river.values.npy"), self._c("river.weights.npy")],
-                  self._river)
+                  self._river, stage_groups("river", "", from_model=self.model is not None))
         # history clustering profiles every street (lossless ones by their features); a
         # model's tables need the features of clustered streets only
         profiles = self.p.history and self.model is None
@@ -329,18 +277,21 @@ class _Builder:
         lowest = min(need_features) if need_features else last
         for s in range(last - 1, lowest - 1, -1):
             files = [self._c(f"street{s}.{x}.npy") for x in ("counts", "s1", "s2", "weights")]
-            self._run(f"{self.names[s]} features", self.feature_key(s), files, partial(self._features, s))
+            self._run(f"{self.names[s]} features", self.feature_key(s), files, partial(self._features, s),
+                      stage_groups("features", "", from_model=self.model is not None))
         for s in range(last, -1, -1):
             files = [self._o(f"street{s}.table.npy")]
             if self.plan.streets[s].kind != "lossless":
                 files.append(self._o(f"street{s}.centroids.npy"))
-            self._run(f"{self.names[s]} buckets", self.own_key(s), files, partial(self._own, s))
+            self._run(f"{self.names[s]} buckets", self.own_key(s), files, partial(self._own, s),
+                      stage_groups("buckets", self.plan.streets[s].kind, from_model=self.model is not None))
         if self.p.history:
             for s in range(1, last + 1):
                 files = [self._o(f"street{s}.pairs.npy")]
                 if self.model is None:
                     files += [self._c(f"street{s}.{x}.npy") for x in ("profile", "pairweights")]
-                self._run(f"{self.names[s]} history", self.history_key(s), files, partial(self._history, s))
+                self._run(f"{self.names[s]} history", self.history_key(s), files, partial(self._history, s),
+                          stage_groups("history", "", from_model=self.model is not None))
         seconds = time.perf_counter() - t0
         peak = peak_memory_gib()
         self._meta(seconds, peak)
@@ -352,7 +303,7 @@ class _Builder:
         if self.cluster is not None:
             rt = self.cluster.river_table(self.game, tick)
         else:
-            rt = F.river_table(self.space, tick)
+            rt = F.river_table(self.space, tick, stop=self.stop)
         _atomic_save_npy(self._c("river.values.npy"), rt.values)
         _atomic_save_npy(self._c("river.weights.npy"), rt.weights)
 
@@ -369,22 +320,74 @@ class _Builder:
         if self.cluster is not None:
             f = self.cluster.tower_features(self.game, s, nxt, self.p.bins, tick)
         else:
-            f = F.tower_features(self.space, s, nxt, self.p.bins, tick)
+            f = F.tower_features(self.space, s, nxt, self.p.bins, tick, stop=self.stop)
         for name, arr in zip(("counts", "s1", "s2", "weights"), f):
             _atomic_save_npy(self._c(f"street{s}.{name}.npy"), arr)
 
     def _seed(self, *key: int) -> np.random.SeedSequence:
         return np.random.SeedSequence([self.p.seed, *key])
 
+    def _watch(self, stage: str, at: KMeansProgress) -> None:
+        """A k-means run's position on the stage's bar: its updates are the counted work;
+        the seeding and the first full assignment, each costing as much as many updates,
+        are phases (:meth:`_tell`), so that the bar's rate is the updates'."""
+        if at.step == "iterating" and not at.compiling:
+            if self.progress is not None:
+                self.progress(stage, at.done, at.total)
+        elif at.compiling:
+            if self.phase is not None:
+                self.phase(stage, COMPILING)
+            if self.progress is not None:
+                self.progress(stage, 0, self.p.max_iter)
+        else:
+            self._tell(stage, at.step, at.done, at.total)
+
+    def _tell(self, stage: str, step: str, done: float, total: float) -> None:
+        """Show ``step`` of a k-means stage (its seeding, its first assignment, a history
+        stage's pair weights) as the stage's phase: the count, and the time left at the
+        rate measured from the step's first counted item. The bar's counted work, k-means's
+        updates, is still 0 of ``max_iter`` (reported after the phase, which a bar draws at
+        once, so that the bar does not draw the count again with the phase's last text)."""
+        if self.phase is None:
+            if self.progress is not None:
+                self.progress(stage, 0, self.p.max_iter)
+            return
+        what, unit = _STEPS[step]
+        now = time.monotonic()
+        if self._since[0] != (stage, step) or done <= 0:
+            self._since = ((stage, step), now, done)
+        _, t0, d0 = self._since
+        left = ""
+        if done > d0 and now > t0:
+            left = f", {_clock((total - done) * (now - t0) / (done - d0))} left"
+        self.phase(stage, f"{what} {done:,.0f}/{total:,.0f} {unit}{left}")
+        if self.progress is not None:
+            self.progress(stage, 0, self.p.max_iter)
+
+    def _nearest(self, stage: str, points: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+        """:func:`nearest` after a stage's k-means, the bar saying so while it compiles."""
+        compiling = self.phase is not None and self._cold(*compile_kernels("nearest"))
+        if compiling:
+            self.phase(stage, COMPILING)
+        labels = nearest(points, centroids, stop=self.stop)
+        if compiling:
+            self.phase(stage, None)
+        return labels
+
     def _kmeans(self, stage: str, x: np.ndarray, k: int, w: np.ndarray, seed: np.random.SeedSequence, what: str):
-        tick = self._tick(stage)
+        watch = partial(self._watch, stage) if self.progress is not None or self.phase is not None else None
         try:
-            return kmeans(
+            res = kmeans(
                 x, k, weights=w, seed=seed, max_iter=self.p.max_iter, tol=self.p.tol,
                 sample_size=self.p.sample_size,
-                progress=(lambda it, mx, moved: tick(it, mx)) if tick else None,
                 assignment=None if self.cluster is None else self.cluster.assignment,
+                stop=self.stop, watch=watch,
             )
+            if self.progress is not None:
+                # the updates it took are all there was: the bar ends full, not at an
+                # estimate of the max_iter updates a run that converged never made
+                self.progress(stage, res.iterations, res.iterations)
+            return res
         except ValueError as exc:
             if "distinct" not in str(exc) and "need 1 <= k <= n" not in str(exc):
                 raise
@@ -413,16 +416,16 @@ class _Builder:
             step = 1 << 24
             for lo in range(0, values.shape[0], step):
                 wv += np.bincount(values[lo: lo + step], weights=weights[lo: lo + step], minlength=sp.scale + 1)
-            feats = F.river_feature_table(sp.scale, self.p.bins)
+            feats = F.river_feature_table(sp.scale, self.p.bins, stop=self.stop)
             present = np.flatnonzero(wv > 0)
             res = self._kmeans(stage, feats[present], plan.own_buckets, wv[present], self._seed(s), "E[HS] values")
-            label_of_v: np.ndarray = nearest(feats, res.centroids).astype(dtype)
+            label_of_v: np.ndarray = self._nearest(stage, feats, res.centroids).astype(dtype)
             table: np.ndarray = np.empty(values.shape[0], dtype)
             for lo in range(0, values.shape[0], step):
                 table[lo: lo + step] = label_of_v[values[lo: lo + step]]
         else:
             f = self._street_features(s)
-            x = F.feature_vectors(f.counts, f.s1, f.s2, sp.scale, _METRICS[plan.kind])
+            x = F.feature_vectors(f.counts, f.s1, f.s2, sp.scale, _METRICS[plan.kind], stop=self.stop)
             w = f.weights.astype(np.float64)
             del f
             res = self._kmeans(stage, x, plan.own_buckets, w, self._seed(s), "feature vectors")
@@ -455,7 +458,8 @@ class _Builder:
         tick = self._tick(f"{self.names[s]} buckets")
         if plan.kind == "ehs":
             values = _load(self._c("river.values.npy"))
-            label_of_v = nearest(F.river_feature_table(sp.scale, self.p.bins), centroids).astype(dtype)
+            feats = F.river_feature_table(sp.scale, self.p.bins, stop=self.stop)
+            label_of_v = nearest(feats, centroids, stop=self.stop).astype(dtype)
             table: np.ndarray = np.empty(values.shape[0], dtype)
             step = 1 << 24
             for lo in range(0, values.shape[0], step):
@@ -469,8 +473,9 @@ class _Builder:
             table = np.empty(n, dtype)
             for lo in range(0, n, _NEAREST_CHUNK):
                 hi = min(n, lo + _NEAREST_CHUNK)
-                x = F.feature_vectors(f.counts[lo:hi], f.s1[lo:hi], f.s2[lo:hi], sp.scale, _METRICS[plan.kind])
-                table[lo:hi] = nearest(x, centroids)
+                x = F.feature_vectors(f.counts[lo:hi], f.s1[lo:hi], f.s2[lo:hi], sp.scale, _METRICS[plan.kind],
+                                      stop=self.stop)
+                table[lo:hi] = nearest(x, centroids, stop=self.stop)
                 if tick:
                     tick(hi, n)
         _atomic_save_npy(self._o(f"street{s}.centroids.npy"), centroids)
@@ -483,10 +488,10 @@ class _Builder:
             c = _load(self._o(f"street{s}.centroids.npy"), mmap=False)
         elif s == self.space.last:
             values = _load(self._c("river.values.npy"), mmap=False)
-            c = F.river_feature_table(self.space.scale, self.p.bins)[values]
+            c = F.river_feature_table(self.space.scale, self.p.bins, stop=self.stop)[values]
         else:
             f = self._street_features(s)
-            c = F.feature_vectors(f.counts, f.s1, f.s2, self.space.scale, _METRICS[self.p.metric])
+            c = F.feature_vectors(f.counts, f.s1, f.s2, self.space.scale, _METRICS[self.p.metric], stop=self.stop)
         return c.astype(np.float32) / np.float32(sqrt(c.shape[1]))
 
     def _chain(self, s: int) -> _Chain:
@@ -517,7 +522,6 @@ class _Builder:
             return
         sp = self.space
         stage = f"{self.names[s]} history"
-        tick = self._tick(stage)
         prev = self._own_profile(0) if s == 1 else _load(self._c(f"street{s - 1}.profile.npy"), mmap=False)
         own_prof = self._own_profile(s)
         n_prev, k_own = prev.shape[0], own_prof.shape[0]
@@ -534,14 +538,32 @@ class _Builder:
         step = 1 << 20
         n = weights.shape[0]
         b = sp.board_through[s]
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            out = np.zeros((parts, n_prev, k_own), np.int64)
-            _pair_weights(ix.tables, ix.num_rounds - 1, sp.hole, b, lo, np.ascontiguousarray(weights[lo:hi]),
-                          np.ascontiguousarray(own_s[lo:hi]), chain, out)
-            total += out.sum(axis=0)
-            if tick:
-                tick(hi, n)
+        done = counter(parts)  # hands of the call under way, per part
+        base = [0]  # hands of the calls before it
+
+        def work() -> None:
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
+                out = np.zeros((parts, n_prev, k_own), np.int64)
+                _pair_weights(ix.tables, ix.num_rounds - 1, sp.hole, b, lo, np.ascontiguousarray(weights[lo:hi]),
+                              np.ascontiguousarray(own_s[lo:hi]), chain, out, self.stop.flag, done)
+                if self.stop:
+                    return
+                total[:] += out.sum(axis=0)
+                done[:] = 0  # before base moves on: a reader may count short, never twice
+                base[0] = hi
+
+        compiling = self._cold(_pair_weights)
+
+        def poll() -> None:
+            hands = base[0] + int(done.sum())
+            if hands == 0 and compiling:
+                if self.phase is not None:
+                    self.phase(stage, COMPILING)
+            else:
+                self._tell(stage, "pairs", hands, n)
+
+        run_stoppable(work, self.stop, on_poll=poll)
         _atomic_save_npy(self._c(f"street{s}.pairweights.npy"), total)
         pairs = np.argwhere(total > 0)
         feat_all = np.concatenate(
@@ -557,7 +579,7 @@ class _Builder:
             )
         res = self._kmeans(stage, feat_all[flat], k, total.ravel()[flat].astype(np.float64),
                            self._seed(s, 1), "(previous, own) pairs")
-        pair_map = nearest(feat_all, res.centroids).reshape(n_prev, k_own).astype(np.int32)
+        pair_map = self._nearest(stage, feat_all, res.centroids).reshape(n_prev, k_own).astype(np.int32)
         _atomic_save_npy(self._c(f"street{s}.profile.npy"), res.centroids)
         _atomic_save_npy(self._o(f"street{s}.pairs.npy"), pair_map)
 
@@ -633,6 +655,7 @@ def build_abstraction(
     progress: ProgressFn | None = None,
     memory_limit_gib: float | None = None,
     cluster: FeatureCluster | None = None,
+    phase: PhaseFn | None = None,
 ) -> BuildReport:
     """Build (or finish building) the card abstraction of ``game`` into ``out_dir``.
 
@@ -640,6 +663,15 @@ def build_abstraction(
     (default: the machine's available memory) refuses a build predicted to need more.
     ``cluster``: run the feature stages and k-means's assignment steps on a Ray cluster
     (:class:`abstraction.cluster.FeatureCluster`; the same files, byte for byte).
+    ``progress(stage, done, total)`` is called about every 0.1 s while a stage's kernels
+    run (from this thread when it is the main one), ``phase(stage, text)`` when a stage
+    waits on something it does not count (:data:`PhaseFn`).
+
+    The kernels read a stop flag registered for signals (:mod:`poker._stop`): SIGINT or
+    SIGTERM under :func:`poker._stop.signals_stop_kernels` (the command line), or Ctrl-C
+    in the main thread, ends the build within about a second with
+    :class:`poker._stop.Interrupted`; the stages finished stay recorded, the one under way
+    leaves no file, and the same call later resumes at it.
     Raises ``ValueError`` with one line on bad input.
     """
     g = load_game(game) if isinstance(game, str) else game
@@ -652,7 +684,7 @@ def build_abstraction(
         )
     out = Path(out_dir)
     _check_out_dir(out)
-    return _Builder(g, plan, out, progress, cluster=cluster).build()
+    return _Builder(g, plan, out, progress, cluster=cluster, phase=phase).build()
 
 
 def build_model_tables(
@@ -661,6 +693,7 @@ def build_model_tables(
     *,
     progress: ProgressFn | None = None,
     memory_limit_gib: float | None = None,
+    phase: PhaseFn | None = None,
 ) -> BuildReport:
     """Build (or finish building) the table directory of ``ab``'s model into ``out_dir``.
 
@@ -674,7 +707,8 @@ def build_model_tables(
     maps: no k-means. Built from a build's model, the files equal that build's (same
     content hash) wherever its k-means labels are the nearest centroids.
 
-    ``progress(stage, done, total)`` as for :func:`build_abstraction`. ``memory_limit_gib``
+    ``progress(stage, done, total)``, ``phase`` and stopping as for
+    :func:`build_abstraction`. ``memory_limit_gib``
     (default: the machine's available memory) refuses a build predicted
     (:func:`plan_tables`) to need more. Returns the report; ``report.abstraction`` reads
     the new tables. Raises ``ValueError`` (one line) if the directory is not writable or
@@ -691,4 +725,4 @@ def build_model_tables(
         )
     out = Path(out_dir)
     _check_out_dir(out)
-    return _Builder(m.game, plan, out, progress, model=m).build()
+    return _Builder(m.game, plan, out, progress, model=m, phase=phase).build()

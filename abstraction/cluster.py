@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,9 @@ __all__ = [
     "ShardedAssignment",
     "code_digest",
     "connect",
+    "head_silence",
     "import_ray",
+    "probe_head",
 ]
 
 #: What a job without Ray prints.
@@ -58,6 +62,8 @@ CODE_PACKAGES = ("poker", "abstraction", "solver")
 #: Shards per worker of a feature stage (a few each, so a slow node does not hold the
 #: stage up for long).
 SHARDS_PER_WORKER = 4
+#: Seconds a Ray head has to answer before a job refuses its address.
+PROBE_SECONDS = 5.0
 
 
 class ClusterError(ValueError):
@@ -73,15 +79,16 @@ def import_ray() -> Any:
     return ray
 
 
-def connect(address: str, cpus: int) -> bool:
+def connect(address: str, cpus: int, timeout: float = PROBE_SECONDS) -> bool:
     """Connect this process to the Ray cluster at ``address`` (``'local'``: start one on
     this machine with ``cpus`` CPUs) unless it already is, and check the cluster has
     ``cpus`` CPUs. Returns whether this call started the connection (the caller then
-    shuts it down). Raises :class:`ClusterError` (one line)."""
+    shuts it down). Raises :class:`ClusterError` (one line), also when ``address`` does
+    not answer as a Ray head within ``timeout`` seconds."""
     ray = import_ray()
     owns = False
     if not ray.is_initialized() and address not in ("local", "auto"):
-        _probe(address)
+        probe_head(address, timeout)
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {
             "logging_level": logging.ERROR,
@@ -106,16 +113,55 @@ def connect(address: str, cpus: int) -> bool:
     return owns
 
 
-def _probe(address: str, seconds: float = 5.0) -> None:
-    """Refuse an address whose port does not answer, in one line, before Ray (which
-    would retry for minutes, printing as it goes) is asked to join it."""
+def probe_head(address: str, seconds: float = PROBE_SECONDS) -> None:
+    """Refuse an address (HOST:PORT) whose port does not answer within ``seconds``, or
+    answers but not as a Ray head, in one line (:class:`ClusterError`), before Ray (which
+    would retry for minutes, printing as it goes, or wait on a silent port until killed)
+    is asked to join it."""
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ClusterError(f"--cluster {address}: give HOST:PORT of the cluster's head, 'auto' or 'local'")
+    why = head_silence(address, seconds)
+    if why is not None:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {why}")
+
+
+#: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, 3.4). The
+#: head's GCS is a gRPC server, and an HTTP/2 server's first frame is SETTINGS.
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def head_silence(address: str, seconds: float = PROBE_SECONDS) -> str | None:
+    """Why the Ray head at ``address`` (HOST:PORT of its GCS) does not answer, in a few
+    words, or None when it answers within ``seconds`` as a gRPC server does (an HTTP/2
+    SETTINGS frame in reply to the connection preface). A port that accepts and says
+    nothing, closes, or answers in another protocol (an HTTP/1 server) is not a Ray head.
+    With Ray's TLS (``RAY_USE_TLS``) a connection that opens is enough."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + seconds
     try:
-        socket.create_connection((host, int(port)), timeout=seconds).close()
+        sock = socket.create_connection((host, int(port)), timeout=seconds)
     except OSError as exc:
-        raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+        return exc.strerror or str(exc) or type(exc).__name__
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() not in ("0", "false", ""):
+            return None
+        reply = b""
+        try:
+            sock.sendall(_H2_HELLO)
+            while len(reply) < 9:  # a frame's header: length (3), type (1), flags (1), stream (4)
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                part = sock.recv(9 - len(reply))
+                if not part:
+                    return "the port closed the connection without answering as a Ray head does"
+                reply += part
+        except TimeoutError:
+            return f"the port accepted a connection but said nothing in {seconds:g} s (not a Ray head)"
+        except OSError as exc:
+            return exc.strerror or str(exc) or type(exc).__name__
+    if reply[3] != 4 or reply[4] & 1:  # not SETTINGS, or an acknowledgement
+        return "the port answers, but not as a Ray head (a gRPC server) does"
+    return None
 
 
 _code_digest: str | None = None
@@ -347,6 +393,7 @@ class ShardedAssignment:
             _same_code(code)
         self.steps = 0
         self.replaced = 0
+        self._points = 0  # points of the step under way whose worker has answered
 
     def _run(self, method: str, centres: tuple[Any, ...]) -> tuple[int, int]:
         """Every worker's ``method`` on the centres (sent once); the labels that changed
@@ -375,6 +422,8 @@ class ShardedAssignment:
             self.cluster.bytes_in += int(index.nbytes + values.nbytes)
             moved += int(m)
             scanned += int(sc)
+            self._points += hi - lo
+        self._points = 0  # no step under way
         self.steps += 1
         self.cluster.assign_steps += 1
         return moved, scanned
@@ -384,6 +433,10 @@ class ShardedAssignment:
 
     def step(self, c: np.ndarray, lay: Any, half: np.ndarray, move: np.ndarray, gmove: np.ndarray) -> tuple[int, int]:
         return self._run("step", (c, lay, half, move, gmove))
+
+    def points_done(self) -> int:
+        """Points of the step under way whose worker has answered (0 between steps)."""
+        return self._points
 
     def close(self) -> None:
         """Free the workers' copies of the points (the workers stay, for the next run)."""

@@ -39,6 +39,12 @@ Street by street (imperfect recall: each street sees only its own cards):
 
 A reduced deck (short decks, Leduc) uses the highest ranks and the last suits, as
 :mod:`poker.cards` does; 1 or 2 hole cards, any board per street, two players.
+
+The river sweep and the towers read a stop flag (:class:`poker._stop.Stop`) per board or
+hand and count what they finished, one counter slot per thread: :func:`river_table` and
+:func:`tower_features` run them off the main thread, report progress within the walk and
+raise :class:`poker._stop.Interrupted` (never a partial table) within a fraction of a
+second of SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -51,8 +57,12 @@ from math import comb
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import config, get_thread_id, njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
+from poker._stop import Stop, counter, run_stoppable, stoppable
 from poker.cards import NUM_RANKS, NUM_SUITS, deck_cards
 from poker.evaluator import eval7_njit, rank_cards
 from poker.game import Game
@@ -87,6 +97,44 @@ METRIC_EHS = 2  # E[HS] alone (the river)
 _MAX_HOLE = 2
 _BOARD_CHUNK = 2048  # canonical boards per kernel call (progress granularity)
 _HAND_CHUNK = 1 << 18  # canonical hands per kernel call
+
+
+# ------------------------------------------------------------------ the stop flag and counters
+# A parallel loop's body takes its arrays as noalias: the compiler may then read a flag
+# that nothing in the loop writes once, before the loop, and keep a counter in a register
+# until the loop ends. These accesses are atomic (monotonic: plain moves on x86), which it
+# may neither hoist nor sink, so a stop asked from another thread is seen at the next
+# read and progress while the loop runs. (A copy in each kernel module: numba's cache
+# notices edits only to the file of the kernel it caches.)
+
+
+@intrinsic
+def _asked(typingctx, flag):  # type: ignore[no-untyped-def]
+    """``flag[0]`` of an ``int64`` array, read anew each time: nonzero once a stop is asked."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.load_atomic(ary.data, "monotonic", 8, typ=ir.IntType(64))
+
+    return types.int64(flag), codegen
+
+
+@intrinsic
+def _tally(typingctx, counts, i):  # type: ignore[no-untyped-def]
+    """``counts[i] += 1`` (an ``int64`` array; one writer per slot), stored at once:
+    another thread reads it."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx], wraparound=False)
+        one = ir.Constant(ir.IntType(64), 1)
+        builder.store_atomic(builder.add(builder.load_atomic(ptr, "monotonic", 8, typ=ir.IntType(64)), one), ptr,
+                             "monotonic", 8)
+        return context.get_dummy_value()
+
+    return types.void(counts, i), codegen
 
 
 # ------------------------------------------------------------------ the game's cards
@@ -429,20 +477,23 @@ def _sweep_boards(boards, deck, hole, out):  # pragma: no cover - compiled
             out[i, q] = vals[q]
 
 
-@njit(cache=True, parallel=True)
-def _river_scatter(tab, rnd, boards, deck, hole, perm_maps, values, weights):  # pragma: no cover
+@njit(cache=True, parallel=True, nogil=True)
+def _river_scatter(tab, rnd, boards, deck, hole, perm_maps, values, weights, flag, done):  # pragma: no cover
     """Sweep each canonical board and write every hole combination's E[HS] and weight.
 
     ``values[index(hand)] = 2 * wins + ties``; ``weights[index(hand)] += orbit(board)``:
     each real deal (hole', board') with board' in the board's orbit maps to exactly one
     hole combination on the canonical board, so a class weighs the orbit size times the
     number of its combinations here. Distinct canonical boards give distinct classes, so
-    threads never write the same entry.
+    threads never write the same entry. ``done[thread]`` counts the boards swept; once
+    ``flag[0]`` is set the boards not started are skipped (the table is then incomplete).
     """
     b = boards.shape[1]
     n = hole + b
     m_max = _comb_count(deck.shape[0] - b, hole)
     for i in prange(boards.shape[0]):
+        if _asked(flag) != 0:
+            continue
         rem = np.empty(64, np.uint8)
         cards = np.empty(n, np.uint8)
         keys = np.empty(m_max, np.int64)
@@ -456,6 +507,7 @@ def _river_scatter(tab, rnd, boards, deck, hole, perm_maps, values, weights):  #
             idx = index_hand_njit(tab, cards, rnd)
             values[idx] = vals[q]
             weights[idx] += orbit
+        _tally(done, get_thread_id())
 
 
 @njit(cache=True)
@@ -493,28 +545,69 @@ def board_ehs(space: CardSpace, boards: np.ndarray) -> np.ndarray:
     return out
 
 
-def river_table(space: CardSpace, progress: ProgressFn | None = None) -> RiverTable:
+def river_table(space: CardSpace, progress: ProgressFn | None = None, *, stop: Stop | None = None) -> RiverTable:
     """E[HS] and weight of every canonical river hand (sweep per canonical board).
 
-    ``progress(done_boards, total_boards)`` is called between chunks of boards.
+    ``progress(done_boards, total_boards)`` is called about every 0.1 s while the boards
+    are swept (from this thread, if it is the main one; else once, at the end). The
+    kernel reads ``stop``'s flag (default: a new :class:`poker._stop.Stop`, registered so
+    that SIGINT and SIGTERM reach it) and :class:`poker._stop.Interrupted` is raised once
+    it is set, within a fraction of a second.
     """
-    return RiverTable(*_river_sweep(space, canonical_boards(space, space.last), progress))
+    return RiverTable(*_river_sweep(space, None, progress, stop))
+
+
+def _stoppably(work: Callable[[np.ndarray], None], stop: Stop | None, done: np.ndarray, total: int,
+               progress: ProgressFn | None) -> None:
+    """``work(flag)``, whose kernels read ``flag`` and count their items in ``done`` (one
+    slot per thread), off the main thread (:func:`poker._stop.run_stoppable`), with
+    ``stop`` (default: a new one) registered for signals and ``progress(done, total)``
+    drawn while it runs. Raises :class:`poker._stop.Interrupted` once a stop is asked."""
+    last = [-1]
+
+    def poll() -> None:
+        now = int(done.sum())
+        if now != total or last[0] != total:  # the finished count once (the bar draws it each time)
+            last[0] = now
+            assert progress is not None
+            progress(now, total)
+
+    with stoppable(stop) as st:
+        run_stoppable(lambda: work(st.flag), st, on_poll=None if progress is None else poll)
+
+
+def _thread_slots() -> np.ndarray:
+    """A kernel's progress counter with a slot per numba thread (``get_thread_id``), so
+    the threads of a parallel loop never write the same slot."""
+    return counter(config.NUMBA_NUM_THREADS)
 
 
 def _river_sweep(
-    space: CardSpace, boards: np.ndarray, progress: ProgressFn | None
+    space: CardSpace, part: tuple[int, int] | None, progress: ProgressFn | None, stop: Stop | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(values, weights) over every canonical river hand, written for ``boards`` only."""
+    """(values, weights) over every canonical river hand, written for the canonical boards
+    ``part[0] .. part[1] - 1`` only (None: all)."""
     ix = space.indexer(space.last)
     n = ix.count()
     values = np.zeros(n, np.uint16)
     weights = np.zeros(n, np.uint8)
     rnd = ix.num_rounds - 1
-    for lo in range(0, boards.shape[0], _BOARD_CHUNK):
-        hi = min(lo + _BOARD_CHUNK, boards.shape[0])
-        _river_scatter(ix.tables, rnd, boards[lo:hi], space.deck, space.hole, space.perm_maps, values, weights)
-        if progress is not None:
-            progress(hi, boards.shape[0])
+    b = space.board_through[space.last]
+    n_boards = HandIndexer(rounds=[b], num_ranks=space.num_ranks, num_suits=space.num_suits).count() if b else 1
+    first, end = (0, n_boards) if part is None else part
+    done = _thread_slots()
+
+    def work(flag: np.ndarray) -> None:
+        # the boards are unindexed here, off the main thread, like every kernel call
+        boards = canonical_boards(space, space.last)[first:end]
+        for lo in range(0, boards.shape[0], _BOARD_CHUNK):
+            hi = min(lo + _BOARD_CHUNK, boards.shape[0])
+            _river_scatter(ix.tables, rnd, boards[lo:hi], space.deck, space.hole, space.perm_maps, values, weights,
+                           flag, done)
+            if flag[0]:
+                return
+
+    _stoppably(work, stop, done, max(end - first, 0), progress)
     return values, weights
 
 
@@ -523,7 +616,7 @@ def river_part(space: CardSpace, lo: int, hi: int) -> tuple[np.ndarray, np.ndarr
     :func:`canonical_boards`): ``(indices, values, weights)``. Distinct canonical boards
     give distinct classes, so the parts of disjoint board ranges never overlap and
     together write exactly :func:`river_table` (how a cluster shares the stage)."""
-    values, weights = _river_sweep(space, canonical_boards(space, space.last)[lo:hi], None)
+    values, weights = _river_sweep(space, (lo, hi), None, None)
     index = np.flatnonzero(weights)  # every class written weighs at least one deal
     return index, values[index], weights[index]
 
@@ -554,14 +647,15 @@ class _Next(NamedTuple):
     s2: np.ndarray
 
 
-@njit(cache=True, parallel=True)
-def _tower(tab, rnd, ntab, nrnd, deck, perm_maps, hole, b, add, lo, scale, nxt, out):  # pragma: no cover
+@njit(cache=True, parallel=True, nogil=True)
+def _tower(tab, rnd, ntab, nrnd, deck, perm_maps, hole, b, add, lo, scale, nxt, out, flag, done):  # pragma: no cover
     """Histogram of hands ``lo .. lo + len(out.s1)`` of a street, from the next street.
 
     For each canonical hand (unindexed), every combination of ``add`` remaining cards is
     appended to the board and the resulting next-street hand is indexed: just before the
     river its E[HS] value lands in a bin, otherwise the next street's counts and sums are
-    added. Each hand writes only its own row.
+    added. Each hand writes only its own row. ``done[thread]`` counts the hands done; once
+    ``flag[0]`` is set the hands not started are skipped (the features are then incomplete).
     """
     n = hole + b
     # unpacked before prange, and sums accumulated in place: numba 0.68 loses writes made
@@ -572,6 +666,8 @@ def _tower(tab, rnd, ntab, nrnd, deck, perm_maps, hole, b, add, lo, scale, nxt, 
     bins = counts.shape[1]
     from_river = values.shape[0] > 0
     for t in prange(s1_out.shape[0]):
+        if _asked(flag) != 0:
+            continue
         cards = np.empty(n + add, np.uint8)
         unindex_hand_njit(tab, lo + t, rnd, cards)
         weights[t] = _orbit_size(cards, hole, n, perm_maps)
@@ -594,6 +690,7 @@ def _tower(tab, rnd, ntab, nrnd, deck, perm_maps, hole, b, add, lo, scale, nxt, 
                 s2_out[t] += ns2[k]
             if add == 0 or not _next_combo(ix, add, nrem):
                 break
+        _tally(done, get_thread_id())
 
 
 def tower_features(
@@ -602,11 +699,14 @@ def tower_features(
     nxt: RiverTable | StreetFeatures,
     bins: int,
     progress: ProgressFn | None = None,
+    *,
+    stop: Stop | None = None,
 ) -> StreetFeatures:
     """Histogram features of every canonical hand of ``street`` (< last) by lookups.
 
     ``nxt`` is the river table when ``street`` is the one before the river, else the
     features of ``street + 1``. Counts are per run-out as :meth:`CardSpace.runouts` counts.
+    ``progress(done_hands, total_hands)`` and ``stop`` as for :func:`river_table`.
     """
     if not 0 <= street < space.last:
         raise ValueError(f"street {street} has no later street to look up (0..{space.last - 1})")
@@ -620,12 +720,17 @@ def tower_features(
     n_arg = _next_arg(nxt, bins)
     n = space.indexer(street).count()
     out = _empty_features(n, bins)
-    for lo in range(0, n, _HAND_CHUNK):
-        hi = min(lo + _HAND_CHUNK, n)
-        part = StreetFeatures(out.counts[lo:hi], out.s1[lo:hi], out.s2[lo:hi], out.weights[lo:hi])
-        _tower_into(space, street, n_arg, lo, part)
-        if progress is not None:
-            progress(hi, n)
+    done = _thread_slots()
+
+    def work(flag: np.ndarray) -> None:
+        for lo in range(0, n, _HAND_CHUNK):
+            hi = min(lo + _HAND_CHUNK, n)
+            part = StreetFeatures(out.counts[lo:hi], out.s1[lo:hi], out.s2[lo:hi], out.weights[lo:hi])
+            _tower_into(space, street, n_arg, lo, part, flag, done)
+            if flag[0]:
+                return
+
+    _stoppably(work, stop, done, n, progress)
     return out
 
 
@@ -635,19 +740,30 @@ def _empty_features(n: int, bins: int) -> StreetFeatures:
     )
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def _next_arg(nxt: RiverTable | StreetFeatures, bins: int) -> _Next:
+    # every array read-only, whether read from disk (memory-mapped) or made in memory:
+    # one signature of the tower kernel, compiled once, for both kinds of next street
     if isinstance(nxt, RiverTable):
-        return _Next(nxt.values, np.zeros((0, bins), np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return _Next(np.zeros(0, np.uint16), nxt.counts, nxt.s1, nxt.s2)
+        arrays = (nxt.values, np.zeros((0, bins), np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    else:
+        arrays = (np.zeros(0, np.uint16), nxt.counts, nxt.s1, nxt.s2)
+    return _Next(*(_read_only(np.ascontiguousarray(a)) for a in arrays))
 
 
-def _tower_into(space: CardSpace, street: int, n_arg: _Next, lo: int, part: StreetFeatures) -> None:
+def _tower_into(space: CardSpace, street: int, n_arg: _Next, lo: int, part: StreetFeatures,
+                flag: np.ndarray, done: np.ndarray) -> None:
     """Histogram features of canonical hands ``lo .. lo + len(part) - 1`` of ``street`` into ``part``."""
     ix, nix = space.indexer(street), space.indexer(street + 1)
     add = space.board_through[street + 1] - space.board_through[street]
     _tower(
         ix.tables, ix.num_rounds - 1, nix.tables, nix.num_rounds - 1, space.deck, space.perm_maps,
-        space.hole, space.board_through[street], add, lo, space.scale, n_arg, part,
+        space.hole, space.board_through[street], add, lo, space.scale, n_arg, part, flag, done,
     )
 
 
@@ -660,7 +776,7 @@ def tower_part(
     for a in range(lo, hi, _HAND_CHUNK):
         b = min(a + _HAND_CHUNK, hi)
         part = StreetFeatures(out.counts[a - lo:b - lo], out.s1[a - lo:b - lo], out.s2[a - lo:b - lo], out.weights[a - lo:b - lo])
-        _tower_into(space, street, _next_arg(nxt, bins), a, part)
+        _tower_into(space, street, _next_arg(nxt, bins), a, part, np.zeros(1, np.int64), _thread_slots())
     return out
 
 
@@ -726,7 +842,7 @@ def direct_features(space: CardSpace, hands: np.ndarray, street: int, bins: int)
 # ------------------------------------------------------------------ feature vectors
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _vectors(counts, s1, s2, scale, metric, out):  # pragma: no cover - compiled
     """Feature vectors from exact integer features, as exact integer ratios rounded once.
 
@@ -757,23 +873,32 @@ def feature_dims(metric: int, bins: int) -> int:
 
 
 def feature_vectors(
-    counts: np.ndarray, s1: np.ndarray, s2: np.ndarray, scale: int, metric: int
+    counts: np.ndarray, s1: np.ndarray, s2: np.ndarray, scale: int, metric: int, *, stop: Stop | None = None
 ) -> np.ndarray:
     """``float32[n, d]`` vectors to cluster: the histogram's CDF, (E[HS], E[HS^2]) or E[HS].
 
-    With ``METRIC_CDF`` the last CDF value (always 1) is dropped: ``d = bins - 1``.
+    With ``METRIC_CDF`` the last CDF value (always 1) is dropped: ``d = bins - 1``. With
+    ``stop`` (a build's), the kernel runs off the main thread, as the build's others do, so
+    that a signal handled there never interrupts numba loading or compiling it, and
+    :class:`poker._stop.Interrupted` is raised if a stop was asked; without, right here.
     """
     if metric not in (METRIC_CDF, METRIC_MOMENTS, METRIC_EHS):
         raise ValueError(f"unknown metric {metric}")
     counts = np.ascontiguousarray(counts)
     out = np.empty((counts.shape[0], feature_dims(metric, counts.shape[1])), np.float32)
-    _vectors(counts, np.ascontiguousarray(s1, np.int64), np.ascontiguousarray(s2, np.int64), scale, metric, out)
+    s1, s2 = np.ascontiguousarray(s1, np.int64), np.ascontiguousarray(s2, np.int64)
+    if stop is None:
+        _vectors(counts, s1, s2, scale, metric, out)
+    else:
+        with stoppable(stop) as st:
+            run_stoppable(lambda: _vectors(counts, s1, s2, scale, metric, out), st)
     return out
 
 
-def river_feature_table(scale: int, bins: int) -> np.ndarray:
-    """E[HS] feature of every river value ``v = 0..scale``, as :func:`feature_vectors` makes it."""
+def river_feature_table(scale: int, bins: int, *, stop: Stop | None = None) -> np.ndarray:
+    """E[HS] feature of every river value ``v = 0..scale``, as :func:`feature_vectors` makes
+    it (``stop`` as there)."""
     v = np.arange(scale + 1, dtype=np.int64)
     counts = np.zeros((scale + 1, bins), np.uint32)
     counts[np.arange(scale + 1), v * bins // (scale + 1)] = 1
-    return feature_vectors(counts, v, v * v, scale, METRIC_EHS)
+    return feature_vectors(counts, v, v * v, scale, METRIC_EHS, stop=stop)

@@ -72,18 +72,42 @@ group padded to a multiple of 16 columns by centres placed far away) and accumul
 squared distances of a block of four points lane by lane, which vectorises without
 reassociating any sum: every distance is the same float32 sum, in the same order, as the
 scalar loop, so :func:`nearest` on one point and on a batch agree bit for bit.
+
+**Stopping and progress.** Every kernel that runs over all the points reads a stop flag
+(:class:`poker._stop.Stop`) once per block of points (per point in a Yinyang step, per
+centre in the seeding) and counts its work in a counter of its own slot per chunk, so a
+run stops within a fraction of a second of SIGINT or SIGTERM, raising
+:class:`poker._stop.Interrupted` (never a partial result), and its progress
+(:class:`KMeansProgress`) is read while a step runs. The kernels release the GIL, and
+:func:`kmeans` runs them off the main thread, where the signal handlers run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-__all__ = ["Assignment", "KMeansResult", "LocalAssignment", "kmeans", "kmeans_plus_plus", "nearest"]
+from poker._compile import cold
+from poker._stop import Stop, counter, run_stoppable, stoppable
+
+__all__ = [
+    "Assignment",
+    "KMeansProgress",
+    "KMeansResult",
+    "LocalAssignment",
+    "kmeans",
+    "kmeans_plus_plus",
+    "nearest",
+]
+
+T = TypeVar("T")
 
 _CHUNK = 1 << 15  # points per chunk of the deterministic reductions and scans
 _SLACK = 1e-4  # relative slack on the bounds: rounding never decides a skip
@@ -143,15 +167,24 @@ class Assignment(Protocol):
         return the points that changed centre and the centre distances computed."""
         ...
 
+    def points_done(self) -> int:
+        """Points the step under way has finished, 0 when none is: read from another
+        thread while it runs, for a progress bar."""
+        ...
+
     def close(self) -> None:
         """Release what the steps held (workers, memory)."""
         ...
 
 
 class LocalAssignment:
-    """:class:`Assignment` in this process, over points ``x`` with ``t`` centre groups."""
+    """:class:`Assignment` in this process, over points ``x`` with ``t`` centre groups.
 
-    def __init__(self, x: np.ndarray, t: int) -> None:
+    ``flag`` (a :class:`poker._stop.Stop`'s): once set, a step under way stops early,
+    leaving the labels and bounds incomplete; :func:`kmeans` then raises
+    :class:`poker._stop.Interrupted`."""
+
+    def __init__(self, x: np.ndarray, t: int, flag: np.ndarray | None = None) -> None:
         n = x.shape[0]
         self.x = x
         self.labels = np.zeros(n, np.int32)
@@ -160,20 +193,67 @@ class LocalAssignment:
         chunks = (n + _CHUNK - 1) // _CHUNK
         self._changed = np.zeros(chunks, np.int64)
         self._scanned = np.zeros(chunks, np.int64)
+        self._done = counter(chunks)
+        self.flag = np.zeros(1, np.int64) if flag is None else flag
 
     def full(self, lay: _Layout) -> int:
         self._changed[:] = 0
-        _full_assign(self.x, lay, self.labels, self.upper, self.lb, self._changed)
+        try:
+            _full_assign(self.x, lay, self.labels, self.upper, self.lb, self._changed, self.flag, self._done)
+        finally:
+            self._done[:] = 0
         return int(self._changed.sum())
 
     def step(self, c: np.ndarray, lay: _Layout, half: np.ndarray, move: np.ndarray, gmove: np.ndarray) -> tuple[int, int]:
         self._changed[:] = 0
         self._scanned[:] = 0
-        _yinyang_assign(self.x, c, lay, half, move, gmove, self.labels, self.upper, self.lb, self._changed, self._scanned)
+        try:
+            _yinyang_assign(self.x, c, lay, half, move, gmove, self.labels, self.upper, self.lb, self._changed,
+                            self._scanned, self.flag, self._done)
+        finally:
+            self._done[:] = 0
         return int(self._changed.sum()), int(self._scanned.sum())
+
+    def points_done(self) -> int:
+        return int(self._done.sum())
 
     def close(self) -> None:
         pass
+
+
+# ------------------------------------------------------------------ the stop flag and counters
+# A parallel loop's body takes its arrays as noalias: the compiler may then read a flag
+# that nothing in the loop writes once, before the loop, and keep a counter in a register
+# until the loop ends. These accesses are atomic (monotonic: plain moves on x86), which it
+# may neither hoist nor sink, so a stop asked from another thread is seen at the next
+# read and progress while the loop runs. (A copy in each kernel module: numba's cache
+# notices edits only to the file of the kernel it caches.)
+
+
+@intrinsic
+def _asked(typingctx, flag):  # type: ignore[no-untyped-def]
+    """``flag[0]`` of an ``int64`` array, read anew each time: nonzero once a stop is asked."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.load_atomic(ary.data, "monotonic", 8, typ=ir.IntType(64))
+
+    return types.int64(flag), codegen
+
+
+@intrinsic
+def _put(typingctx, counts, i, value):  # type: ignore[no-untyped-def]
+    """``counts[i] = value`` (an ``int64`` array), stored at once: another thread reads it."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx], wraparound=False)
+        builder.store_atomic(context.cast(builder, args[2], signature.args[2], types.int64), ptr, "monotonic", 8)
+        return context.get_dummy_value()
+
+    return types.void(counts, i, value), codegen
 
 
 # ------------------------------------------------------------------ kernels
@@ -233,9 +313,13 @@ def _scan_block(x, idx, nb, ct, order, dist, out_best, out_d1, out_d2):  # pragm
         out_d2[q] = d2
 
 
-@njit(cache=True, parallel=True)
-def _nearest_kernel(x, ct, labels, d1s):  # pragma: no cover - compiled
-    """Plain nearest-centre assignment of every point (labels and squared distances)."""
+@njit(cache=True, parallel=True, nogil=True)
+def _nearest_kernel(x, ct, labels, d1s, flag, done):  # pragma: no cover - compiled
+    """Plain nearest-centre assignment of every point (labels and squared distances).
+
+    ``done[ch]``: points of chunk ch assigned so far; a chunk stops early once ``flag[0]``
+    is set (the labels are then incomplete).
+    """
     n = x.shape[0]
     k = ct.shape[1]
     order = np.arange(k)
@@ -249,6 +333,8 @@ def _nearest_kernel(x, ct, labels, d1s):  # pragma: no cover - compiled
         lo = ch * _CHUNK
         hi = min(n, lo + _CHUNK)
         for b0 in range(lo, hi, _BLOCK):
+            if _asked(flag) != 0:
+                break
             nb = min(_BLOCK, hi - b0)
             for q in range(nb):
                 idx[q] = b0 + q
@@ -256,6 +342,7 @@ def _nearest_kernel(x, ct, labels, d1s):  # pragma: no cover - compiled
             for q in range(nb):
                 labels[b0 + q] = best[q]
                 d1s[b0 + q] = d1[q]
+            _put(done, ch, b0 + nb - lo)
 
 
 @njit(cache=True)
@@ -268,12 +355,13 @@ def _sqdist(x, i, c, j):  # pragma: no cover - compiled
     return s
 
 
-@njit(cache=True, parallel=True)
-def _full_assign(x, lay, labels, upper, lb, changed):  # pragma: no cover
+@njit(cache=True, parallel=True, nogil=True)
+def _full_assign(x, lay, labels, upper, lb, changed, flag, done):  # pragma: no cover
     """Scan every point against every centre: labels, upper bounds and group lower bounds.
 
     ``lb[i, g]`` becomes the exact distance from point i to the nearest centre of group g
-    other than its own.
+    other than its own. ``done[ch]``: points of chunk ch scanned so far; a chunk stops
+    early once ``flag[0]`` is set.
     """
     ctg, order, gstart, pos, gof = lay.ctg, lay.order, lay.gstart, lay.pos, lay.gof  # unpack before prange
     n = x.shape[0]
@@ -289,6 +377,8 @@ def _full_assign(x, lay, labels, upper, lb, changed):  # pragma: no cover
         hi = min(n, lo + _CHUNK)
         moved = 0
         for b0 in range(lo, hi, _BLOCK):
+            if _asked(flag) != 0:
+                break
             nb = min(_BLOCK, hi - b0)
             for q in range(nb):
                 idx[q] = b0 + q
@@ -299,6 +389,7 @@ def _full_assign(x, lay, labels, upper, lb, changed):  # pragma: no cover
                 labels[i] = best[q]
                 upper[i] = np.sqrt(np.float64(d1[q]))
                 _group_bounds(dist, q, gstart, pos, gof, best[q], lb, i)
+            _put(done, ch, b0 + nb - lo)
         changed[ch] = moved
 
 
@@ -323,8 +414,8 @@ def _group_bounds(dist, q, gstart, pos, gof, best, lb, i):  # pragma: no cover -
     lb[i, g] = np.sqrt(np.float64(m))
 
 
-@njit(cache=True, parallel=True)
-def _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, scanned):  # pragma: no cover
+@njit(cache=True, parallel=True, nogil=True)
+def _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, scanned, flag, visited):  # pragma: no cover
     """One accelerated assignment step after the centres moved by ``move``.
 
     First the bounds follow the centres (triangle inequality): a point's upper bound grows
@@ -337,7 +428,8 @@ def _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, sc
     the point joins a block of four for a full scan (about 2.5 times cheaper per distance
     than a scan of one group, measured); else only the
     failing groups are scanned, in order, against the best distance so far, and their
-    bounds refreshed. ``scanned[ch]`` counts centre distances computed.
+    bounds refreshed. ``scanned[ch]`` counts centre distances computed, ``visited[ch]``
+    the points of chunk ch visited so far; a chunk stops early once ``flag[0]`` is set.
     """
     ctg, order, gstart, pos, gof = lay.ctg, lay.order, lay.gstart, lay.pos, lay.gof  # unpack before prange
     n, d = x.shape
@@ -361,6 +453,9 @@ def _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, sc
         moved = 0
         work = 0
         for i in range(lo, hi + 1):
+            _put(visited, ch, i - lo)
+            if _asked(flag) != 0:
+                break
             if i < hi:
                 a = labels[i]
                 upper[i] += move[a]
@@ -448,26 +543,28 @@ def _yinyang_assign(x, c, lay, half, move, gmove, labels, upper, lb, changed, sc
         scanned[ch] = work
 
 
-@njit(cache=True, parallel=True)
-def _partial_sums(x, w, labels, sums, wsum):  # pragma: no cover - compiled
+@njit(cache=True, parallel=True, nogil=True)
+def _partial_sums(x, w, labels, sums, wsum, flag):  # pragma: no cover - compiled
     """Per fixed chunk of points: weighted coordinate sums and weight per cluster.
 
-    The caller adds the chunks in order, which makes the reduction deterministic.
+    The caller adds the chunks in order, which makes the reduction deterministic. Chunks
+    not started when ``flag[0]`` is set are skipped (the sums are then incomplete).
     """
     n, d = x.shape
     n_chunks = sums.shape[0]
     for ch in prange(n_chunks):
-        lo = ch * _CHUNK
-        hi = min(n, lo + _CHUNK)
-        for i in range(lo, hi):
-            a = labels[i]
-            wi = w[i]
-            wsum[ch, a] += wi
-            for t in range(d):
-                sums[ch, a, t] += wi * np.float64(x[i, t])
+        if _asked(flag) == 0:
+            lo = ch * _CHUNK
+            hi = min(n, lo + _CHUNK)
+            for i in range(lo, hi):
+                a = labels[i]
+                wi = w[i]
+                wsum[ch, a] += wi
+                for t in range(d):
+                    sums[ch, a, t] += wi * np.float64(x[i, t])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _inertia(x, w, c, labels, out):  # pragma: no cover - compiled
     """Per chunk: sum of w * squared distance to the assigned centre."""
     n = x.shape[0]
@@ -480,14 +577,14 @@ def _inertia(x, w, c, labels, out):  # pragma: no cover - compiled
         out[ch] = s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _own_dist(x, c, labels, out):  # pragma: no cover - compiled
     """Squared distance of every point to its assigned centre."""
     for i in prange(x.shape[0]):
         out[i] = _sqdist(x, i, c, labels[i])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _centre_gaps(c, half):  # pragma: no cover - compiled
     """``half[j]``: half the distance from centre j to its nearest other centre."""
     k, d = c.shape
@@ -503,13 +600,13 @@ def _centre_gaps(c, half):  # pragma: no cover - compiled
         half[j] = 0.5 * np.sqrt(best)
 
 
-@njit(cache=True)
-def _pp_seed(x, w, k, uniforms, centres, chosen):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _pp_seed(x, w, k, uniforms, centres, chosen, flag, done):  # pragma: no cover - compiled
     """k-means++ (weighted): ``chosen[j]`` is the point index of centre j.
 
     Draw j uses ``uniforms[j]`` against the running total of ``w * D^2`` in point order.
     Returns the number of centres placed (fewer than k if the points run out of distinct
-    positions).
+    positions, or once ``flag[0]`` is set); ``done[0]`` counts them as they are placed.
     """
     n, d = x.shape
     d2 = np.full(n, np.inf)
@@ -519,6 +616,8 @@ def _pp_seed(x, w, k, uniforms, centres, chosen):  # pragma: no cover - compiled
     for i in range(n):
         total += w[i]
     for j in range(k):
+        if _asked(flag) != 0:
+            return j
         if j > 0:
             total = 0.0
             for i in range(n):
@@ -543,6 +642,7 @@ def _pp_seed(x, w, k, uniforms, centres, chosen):  # pragma: no cover - compiled
         for t in range(d):
             centres[j, t] = x[pick, t]
         _pp_update(xt, centres, j, d2, buf)
+        _put(done, 0, j + 1)
     return k
 
 
@@ -589,12 +689,23 @@ def _check_points(points: np.ndarray, weights: np.ndarray | None) -> tuple[np.nd
     return x, w
 
 
-def nearest(points: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+def _stoppably(work: Callable[[Stop], T], stop: Stop | None, on_poll: Callable[[], None] | None = None) -> T:
+    """``work(stop)``, whose kernels read ``stop.flag``, with ``stop`` (default: a new one)
+    registered for signals and, from the main thread, run off it
+    (:func:`poker._stop.run_stoppable`); raises :class:`poker._stop.Interrupted` once a
+    stop is asked."""
+    with stoppable(stop) as st:
+        return run_stoppable(lambda: work(st), st, on_poll=on_poll)
+
+
+def nearest(points: np.ndarray, centroids: np.ndarray, *, stop: Stop | None = None) -> np.ndarray:
     """Index of the nearest centroid (squared L2, lowest index on a tie) of each point.
 
     ``points`` ``(n, d)`` and ``centroids`` ``(k, d)`` are used as float32. The same
     arithmetic as :func:`kmeans`'s scans, so one point alone or in a batch gets the same
-    answer. Returns ``int32[n]``.
+    answer. Returns ``int32[n]``. With ``stop`` (for a long scan) the kernel reads its
+    flag, off the main thread, and :class:`poker._stop.Interrupted` is raised once it is
+    set; without, it runs right here (one hand's bucket pays for no thread).
     """
     x = np.ascontiguousarray(points, dtype=np.float32)
     c = np.ascontiguousarray(centroids, dtype=np.float32)
@@ -603,24 +714,54 @@ def nearest(points: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     labels = np.empty(x.shape[0], np.int32)
     d1 = np.empty(x.shape[0], np.float32)
     if x.shape[0]:
-        _nearest_kernel(x, np.ascontiguousarray(c.T), labels, d1)
+        ct = np.ascontiguousarray(c.T)
+        done = counter((x.shape[0] + _CHUNK - 1) // _CHUNK)
+        if stop is None:
+            _nearest_kernel(x, ct, labels, d1, np.zeros(1, np.int64), done)
+        else:
+            _stoppably(lambda st: _nearest_kernel(x, ct, labels, d1, st.flag, done), stop)
     return labels
 
 
-def kmeans_plus_plus(
-    points: np.ndarray,
-    k: int,
-    *,
-    weights: np.ndarray | None = None,
-    seed: int | np.random.SeedSequence,
-    sample_size: int = 200_000,
-) -> np.ndarray:
-    """k-means++ seeds (weighted), on a uniform sample of at most ``sample_size`` points.
+class KMeansProgress(NamedTuple):
+    """Where a :func:`kmeans` run is: what its ``watch`` callback receives.
 
-    Returns ``float32[k, d]``. Raises ``ValueError`` if there are fewer than ``k``
-    distinct (positive-weight) points to seed from.
+    ``step`` is ``"seeding"`` (``done`` of ``total`` = k centres placed by k-means++),
+    ``"assigning"`` (the first full assignment: points scanned of every point) or
+    ``"iterating"`` (``done``: updates finished plus the share of the points the step
+    under way has visited; ``total``: ``max_iter``, an upper bound, as the run stops once
+    it converges). ``compiling``: the step waits for its kernels to compile (first run
+    only) and has counted no work yet.
     """
-    x, w = _check_points(points, weights)
+
+    step: str
+    done: float
+    total: float
+    compiling: bool
+
+
+class _Watch:
+    """A run's position, written by the thread running it and read by the one drawing its
+    progress: one tuple, replaced whole, so a reader never sees half of an update."""
+
+    def __init__(self) -> None:
+        self.state: tuple[str, float, float, float, Callable[[], int] | None, bool] = (
+            "seeding", 0.0, 0.0, 1.0, None, False)
+
+    def enter(self, step: str, total: float, *, base: float = 0.0, count: Callable[[], int] | None = None,
+              scale: float = 1.0, compiling: bool = False) -> None:
+        """Now in ``step``: ``base + count() * scale`` of ``total`` done."""
+        self.state = (step, base, float(total), scale, count, compiling)
+
+    def read(self) -> KMeansProgress:
+        step, base, total, scale, count, compiling = self.state
+        done = base + (count() * scale if count is not None else 0.0)
+        return KMeansProgress(step, done, total, compiling and done == base)
+
+
+def _seed(x: np.ndarray, w: np.ndarray, k: int, seed: int | np.random.SeedSequence, sample_size: int,
+          stop: Stop, watch: _Watch) -> np.ndarray:
+    """k-means++ (see :func:`kmeans_plus_plus`), reading ``stop.flag``."""
     rng = np.random.default_rng(seed)
     if x.shape[0] > sample_size:
         pick = np.sort(rng.choice(x.shape[0], size=sample_size, replace=False))
@@ -630,11 +771,33 @@ def kmeans_plus_plus(
     uniforms = rng.random(k)
     centres = np.zeros((k, x.shape[1]), np.float32)
     chosen = np.full(k, -1, np.int64)
-    placed = _pp_seed(xs, ws, k, uniforms, centres, chosen)
+    done = counter()
+    watch.enter("seeding", k, count=lambda: int(done[0]), compiling=cold(_pp_seed))
+    placed = _pp_seed(xs, ws, k, uniforms, centres, chosen, stop.flag, done)
+    stop.check()
     if placed < k:
         where = "the sample" if xs is not x else "the points"
         raise ValueError(f"only {placed} distinct points in {where} for {k} clusters")
     return centres
+
+
+def kmeans_plus_plus(
+    points: np.ndarray,
+    k: int,
+    *,
+    weights: np.ndarray | None = None,
+    seed: int | np.random.SeedSequence,
+    sample_size: int = 200_000,
+    stop: Stop | None = None,
+) -> np.ndarray:
+    """k-means++ seeds (weighted), on a uniform sample of at most ``sample_size`` points.
+
+    Returns ``float32[k, d]``. Raises ``ValueError`` if there are fewer than ``k``
+    distinct (positive-weight) points to seed from, and :class:`poker._stop.Interrupted`
+    once ``stop`` (default: a new :class:`Stop`, registered for signals) is set.
+    """
+    x, w = _check_points(points, weights)
+    return _stoppably(lambda st: _seed(x, w, k, seed, sample_size, st, _Watch()), stop)
 
 
 def _group_layout(gof: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -658,13 +821,13 @@ def _columns(c: np.ndarray, order: np.ndarray) -> np.ndarray:
     return ct
 
 
-def _centre_groups(c: np.ndarray, groups: int) -> np.ndarray:
+def _centre_groups(c: np.ndarray, groups: int, stop: Stop) -> np.ndarray:
     """Group of each centre: a short plain k-means of the centres themselves (Yinyang's
     grouping), started from the first ``groups`` centres (k-means++ order is random)."""
     k = c.shape[0]
     if groups <= 1:
         return np.zeros(k, np.int64)
-    r = kmeans(c, groups, init=c[:groups], max_iter=5, accelerated=False, groups=1)
+    r = kmeans(c, groups, init=c[:groups], max_iter=5, accelerated=False, groups=1, stop=stop)
     return r.labels.astype(np.int64)
 
 
@@ -682,6 +845,8 @@ def kmeans(
     sample_size: int = 200_000,
     progress: Callable[[int, int, int], None] | None = None,
     assignment: Callable[[np.ndarray, int], Assignment] | None = None,
+    stop: Stop | None = None,
+    watch: Callable[[KMeansProgress], None] | None = None,
 ) -> KMeansResult:
     """Weighted k-means of ``points`` (``(n, d)``) into ``k`` clusters; see the module doc.
 
@@ -691,9 +856,18 @@ def kmeans(
     plain Lloyd (every point scanned every time): same result, slower. ``groups`` is the
     number of centre groups with their own lower bound (Yinyang); default
     ``min(32, k // 10)``, and 1 is Hamerly's single bound.
-    ``progress(iteration, max_iter, changed)`` is called after each assignment.
+    ``progress(iteration, max_iter, changed)`` is called after each assignment (on the
+    thread that runs the kernels).
     ``assignment(x, t)`` makes the :class:`Assignment` that runs the assignment steps
     (default :class:`LocalAssignment`; the result is the same, bit for bit).
+
+    The kernels read ``stop``'s flag (default: a new :class:`Stop`, registered so that
+    the command line's SIGINT and SIGTERM reach it) and return within a fraction of a
+    second once it is set; the run then raises :class:`poker._stop.Interrupted` and returns
+    nothing.
+    Called from the main thread, the run goes on a worker thread (so signal handlers run
+    at once) and ``watch(KMeansProgress)`` is called about every 0.1 s from this one;
+    from another thread, ``watch`` is called once, at the end.
 
     Raises ``ValueError`` if ``k`` is not in ``1..n`` or there are fewer than ``k``
     distinct points of positive weight.
@@ -703,14 +877,46 @@ def kmeans(
     if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ValueError(f"k = {k} clusters for {n} points: need 1 <= k <= n")
     k = int(k)
-    if init is None:
-        c = kmeans_plus_plus(x, k, weights=w, seed=seed, sample_size=sample_size)
-    else:
-        c = np.array(init, dtype=np.float32)
-        if c.shape != (k, d):
-            raise ValueError(f"init must have shape ({k}, {d}), got {c.shape}")
+    if init is not None:
+        init = np.array(init, dtype=np.float32)
+        if init.shape != (k, d):
+            raise ValueError(f"init must have shape ({k}, {d}), got {init.shape}")
+    state = _Watch()
+
+    def run(st: Stop) -> KMeansResult:
+        return _kmeans(x, w, k, seed=seed, max_iter=max_iter, tol=tol, accelerated=accelerated, groups=groups,
+                       init=init, sample_size=sample_size, progress=progress, assignment=assignment, stop=st,
+                       watch=state)
+
+    return _stoppably(run, stop, None if watch is None else lambda: watch(state.read()))
+
+
+def _kmeans(
+    x: np.ndarray,
+    w: np.ndarray,
+    k: int,
+    *,
+    seed: int | np.random.SeedSequence,
+    max_iter: int,
+    tol: float,
+    accelerated: bool,
+    groups: int | None,
+    init: np.ndarray | None,
+    sample_size: int,
+    progress: Callable[[int, int, int], None] | None,
+    assignment: Callable[[np.ndarray, int], Assignment] | None,
+    stop: Stop,
+    watch: _Watch,
+) -> KMeansResult:
+    """:func:`kmeans` on checked points, on the thread that runs its kernels."""
+    n, d = x.shape
+    c = _seed(x, w, k, seed, sample_size, stop, watch) if init is None else init
     t = max(1, min(32, k // 10)) if groups is None else max(1, min(int(groups), k))
-    gof = _centre_groups(c, t) if accelerated else np.zeros(k, np.int64)
+    if accelerated and t > 1:
+        # grouping the centres is a small k-means of its own, which compiles the kernels
+        # of the assignment and the update when they are cold
+        watch.enter("assigning", n, compiling=cold(_full_assign, _partial_sums, _inertia))
+    gof = _centre_groups(c, t, stop) if accelerated else np.zeros(k, np.int64)
     t = int(gof.max()) + 1
     order, gstart = _group_layout(gof, t)
     pos = np.zeros(k, np.int64)  # column of each centre
@@ -723,10 +929,13 @@ def kmeans(
     cost = np.zeros(n_chunks)
     own = np.zeros(n, np.float32)
 
-    assign = (assignment or LocalAssignment)(x, t)
+    local = assignment is None
+    assign = LocalAssignment(x, t, stop.flag) if assignment is None else assignment(x, t)
     try:
         labels = assign.labels
+        watch.enter("assigning", n, count=assign.points_done, compiling=local and cold(_full_assign))
         assign.full(_Layout(_columns(c, order), order, gstart, pos, gof))
+        stop.check()
         full_scans = 1.0
         reseeded = 0
         iterations = 0
@@ -735,11 +944,15 @@ def kmeans(
         if progress is not None:
             progress(0, max_iter, n)
         extra = 0
+        # the update's and the step's kernels compile before the first step counts a point
+        compiling = cold(_partial_sums, _centre_gaps) or (local and accelerated and k > 1 and cold(_yinyang_assign))
         while True:
+            watch.enter("iterating", max_iter, base=iterations, compiling=compiling)
             # update: weighted means, re-seeding empty clusters on far points
             sums[:] = 0.0
             wsum[:] = 0.0
-            _partial_sums(x, w, labels, sums, wsum)
+            _partial_sums(x, w, labels, sums, wsum, stop.flag)
+            stop.check()
             tot_w = wsum.sum(axis=0)
             new_c = (sums.sum(axis=0) / np.maximum(tot_w, 1e-300)[:, None]).astype(np.float32)
             empty = np.flatnonzero(tot_w <= 0)
@@ -762,6 +975,8 @@ def kmeans(
                 reseeded += empty.size
             move = np.sqrt(((new_c.astype(np.float64) - c.astype(np.float64)) ** 2).sum(axis=1))
             c = new_c
+            watch.enter("iterating", max_iter, base=iterations, count=assign.points_done, scale=1.0 / n,
+                        compiling=compiling)
             iterations += 1
             lay = _Layout(_columns(c, order), order, gstart, pos, gof)
             if accelerated and k > 1:
@@ -773,6 +988,9 @@ def kmeans(
             else:
                 moved = assign.full(lay)
                 full_scans += 1.0
+            stop.check()
+            compiling = False
+            watch.enter("iterating", max_iter, base=iterations)
             if progress is not None:
                 progress(iterations, max_iter, moved)
             stopping = moved <= limit or iterations >= max_iter

@@ -15,20 +15,29 @@ without clustering (:func:`abstraction.build.build_model_tables`,
 
 The cost model is a handful of constants (nanoseconds of wall time per unit of work,
 bytes held per item at a stage's peak), calibrated on the full 52-card game on a shared
-2-core machine with ``bench/abstraction.py``.
+2-core machine with ``bench/abstraction.py``, plus the first run's compiling: the seconds
+numba takes to compile each group of the build's kernels (:func:`compile_kernels`),
+counted only for the groups whose kernels are not in numba's cache
+(:func:`poker._compile.cold`), at the first stage that calls them (``compile_seconds``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from math import comb
 from typing import Any, Protocol
 
 import numpy as np
 
+from poker._compile import cold
+from poker._stop import Stop, run_stoppable
 from poker.game import Game
 
 from . import features as F
+from . import history as H
+from . import indexer as I
+from . import kmeans as K
 from .indexer import HandIndexer
 
 __all__ = [
@@ -37,8 +46,10 @@ __all__ = [
     "BuildPlan",
     "StreetPlan",
     "TablesPlan",
+    "compile_kernels",
     "plan_build",
     "plan_tables",
+    "stage_groups",
     "street_names",
 ]
 
@@ -105,8 +116,9 @@ class StreetPlan:
     buckets: int
     own_buckets: int  # own-street buckets (== buckets unless history)
     kind: str  # "lossless", "ehs" (river), "emd" or "moments"
-    seconds: float
+    seconds: float  # compile_seconds included
     peak_gib: float
+    compile_seconds: float = 0.0  # compiling kernels not in numba's cache (first run only)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able form."""
@@ -115,13 +127,15 @@ class StreetPlan:
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """Per-street plans and the predicted totals of a build."""
+    """Per-street plans and the predicted totals of a build (``seconds`` includes
+    ``compile_seconds``, the first run's compiling of kernels numba has not cached)."""
 
     game: str
     params: AbstractionParams
     streets: list[StreetPlan]
     seconds: float
     peak_gib: float
+    compile_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able form."""
@@ -130,6 +144,7 @@ class BuildPlan:
             "params": self.params.to_json(),
             "streets": [s.to_json() for s in self.streets],
             "seconds": self.seconds,
+            "compile_seconds": self.compile_seconds,
             "peak_gib": self.peak_gib,
         }
 
@@ -148,6 +163,88 @@ _NS_PAIR_CHAIN = 10.0  # ... per ordering of the board followed through the pair
 _BASE_GIB = 0.25  # interpreter, numpy, numba and compiled kernels
 _NS_NEAREST = 0.19  # per point x centre x dimension of one nearest-centroid scan (model tables; full turn: 85 s)
 _NEAREST_CHUNK = 1 << 18  # hands per chunk of feature vectors scanned for their nearest centroid
+
+
+# Compiling, the first run's cost: numba compiles a kernel on its first call and caches it
+# on disk (poker._compile). Seconds per compile group, counted where the group's kernels
+# are not cached (poker._compile.cold), at the first stage of the build that calls them.
+# Measured on the 2-vCPU development machine, 2026-12-07: each group's first call, in the
+# build's order, in a fresh process with NUMBA_CACHE_DIR pointing at an empty directory,
+# minus the same calls in a second process that found them cached (20-card hold'em: the
+# river table, the turn's towers, its feature vectors, k-means into 60 clusters, the
+# nearest centroids; then a --history build for the pair weights). The figures are the
+# mean of two such pairs of runs while the machine was quiet (load about 1); with other
+# jobs on it (load 4 to 7) the same calls took 1.3 to 2.5 times as long. The river
+# group's figure includes the hand indexer's and the evaluator's kernels, which it
+# compiles first. A whole first build of the 20-card game (25/60/60/60 or the shipped
+# 25/255/115/66) took 27 s there, a second one 1.3 s.
+_COMPILE_S = {
+    "river": 8.0,  # river E[HS]: the sweep per board (8.5 and 7.7 s measured)
+    "tower": 4.5,  # the histogram towers (4.5 and 4.5)
+    "vectors": 1.6,  # feature vectors from the integer features (1.5 and 1.7)
+    "kmeans": 11.0,  # k-means++, the full and the Yinyang assignment, the means (10.7 and 11.1)
+    "nearest": 1.4,  # nearest centroid of every hand (1.4 and 1.4)
+    "pairs": 3.4,  # history pair weights (3.2 and 3.5)
+}
+
+
+def compile_kernels(group: str) -> tuple[Any, ...]:
+    """The ``@njit`` kernels of a compile group (a key of the compile table)."""
+    if group == "river":
+        return (F._river_scatter, I._unindex_batch_kernel)
+    if group == "tower":
+        return (F._tower,)
+    if group == "vectors":
+        return (F._vectors,)
+    if group == "kmeans":
+        return (K._pp_seed, K._full_assign, K._yinyang_assign, K._partial_sums, K._centre_gaps, K._inertia)
+    if group == "nearest":
+        return (K._nearest_kernel,)
+    if group == "pairs":
+        return (H._pair_weights,)
+    raise ValueError(f"unknown compile group {group!r}")
+
+
+def stage_groups(what: str, kind: str, *, from_model: bool = False) -> tuple[str, ...]:
+    """Compile groups a build stage calls: ``what`` is ``"river"`` (river E[HS]),
+    ``"features"``, ``"buckets"`` (of a street of ``kind``) or ``"history"``;
+    ``from_model``: the tables of a model (nearest centroids, no k-means)."""
+    if what == "river":
+        return ("river",)
+    if what == "features":
+        return ("tower",)
+    if what == "buckets":
+        if kind == "lossless":
+            return ()
+        return ("vectors", "nearest") if from_model else ("vectors", "kmeans", "nearest")
+    if what == "history":
+        return () if from_model else ("vectors", "pairs", "kmeans", "nearest")
+    raise ValueError(f"unknown build stage {what!r}")
+
+
+def _compile_seconds(space: F.CardSpace, kinds: Sequence[str], *, history: bool, from_model: bool) -> list[float]:
+    """Per street, the seconds of compiling the cold groups whose first call is in one of
+    its stages, following the build's order (river E[HS], features from the river down,
+    buckets from the river down, history from the flop up)."""
+    last = space.last
+    need = [s for s in range(last) if (history and not from_model) or kinds[s] in ("emd", "moments")]
+    lowest = min(need) if need else last
+    order: list[tuple[int, tuple[str, ...]]] = [(last, stage_groups("river", "", from_model=from_model))]
+    order += [(s, stage_groups("features", "", from_model=from_model)) for s in range(last - 1, lowest - 1, -1)]
+    order += [(s, stage_groups("buckets", kinds[s], from_model=from_model)) for s in range(last, -1, -1)]
+    if history:
+        order += [(s, stage_groups("history", "", from_model=from_model)) for s in range(1, last + 1)]
+    first: dict[str, int] = {}
+    for s, groups in order:
+        for g in groups:
+            first.setdefault(g, s)
+    # asked off the main thread: numba may set its compiler up to answer, and a signal
+    # handled in the main thread must not interrupt that
+    cold_groups = run_stoppable(lambda: [g for g in first if cold(*compile_kernels(g))], Stop())
+    out = [0.0] * space.num_streets
+    for g in cold_groups:
+        out[first[g]] += _COMPILE_S[g]
+    return out
 
 
 def _groups(k: int) -> int:
@@ -277,8 +374,13 @@ def plan_build(game: Game, params: AbstractionParams) -> BuildPlan:
         )
         total_s += secs
         peak = max(peak, gib)
+    compiling = _compile_seconds(space, [st.kind for st in streets], history=params.history, from_model=False)
+    streets = [
+        replace(st, seconds=round(st.seconds + c, 2), compile_seconds=round(c, 2)) for st, c in zip(streets, compiling)
+    ]
     return BuildPlan(
-        game=game.name or "", params=params, streets=streets, seconds=round(total_s, 2), peak_gib=round(peak, 3)
+        game=game.name or "", params=params, streets=streets, seconds=round(total_s + sum(compiling), 2),
+        peak_gib=round(peak, 3), compile_seconds=round(sum(compiling), 2),
     )
 
 
@@ -306,10 +408,11 @@ class TablesPlan:
     stage cache of features); ``final_bytes``: what lookups need (the stage cache deleted).
     """
 
-    seconds: float
+    seconds: float  # compile_seconds included
     peak_gib: float
     disk_bytes: int
     final_bytes: int
+    compile_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able form."""
@@ -353,9 +456,10 @@ def plan_tables(ab: _Abstraction) -> TablesPlan:
                 F.METRIC_EHS if st.kind == "ehs" else _METRICS[st.kind], p.bins) * 4
         if p.history and s > 0:
             final += plan.streets[s - 1].buckets * st.own_buckets * 4
+    compiling = sum(_compile_seconds(space, [st.kind for st in plan.streets], history=p.history, from_model=True))
     return TablesPlan(
-        seconds=round(seconds, 2), peak_gib=round(_BASE_GIB + mem / _GIB, 3), disk_bytes=int(disk + final),
-        final_bytes=int(final),
+        seconds=round(seconds + compiling, 2), peak_gib=round(_BASE_GIB + mem / _GIB, 3), disk_bytes=int(disk + final),
+        final_bytes=int(final), compile_seconds=round(compiling, 2),
     )
 
 

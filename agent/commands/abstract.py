@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import time
 from typing import Any
 
 from agent.commands.options import UserError, parse_buckets
@@ -20,9 +22,47 @@ examples:
   pokerbot abstract leduc.limit.2p --buckets 3,3 --out abs/leduc
 
 A street whose bucket count equals its number of canonical hands is lossless (169 preflop
-on the full deck). An interrupted build restarts at the stage it was in: run the same
-command again.
+on the full deck). An interrupted build (Ctrl-C or SIGTERM stop it within about a second)
+restarts at the stage it was in: run the same command again. The first build on a machine
+also compiles its kernels (numba caches them for later runs): --dry-run counts that time
+while the cache is cold, and the bars say "compiling (first run only)" meanwhile.
 """
+
+
+class _Bars(StageBars):
+    """:class:`StageBars` that also show what a stage waits on before it counts work
+    (``phase(stage, text)``: compiling, k-means's seeding and first assignment). A phase
+    whose text only counts on is redrawn at most once per redraw interval of the bar, so
+    logs stay short; a new kind of phase is drawn at once. When work is first counted
+    after a phase, the phase is drawn one last time (with the time it took) in place of
+    that update, whose rate, measured from one count, would still include the phase."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(enabled)
+        self._shown: tuple[str, str, float] = ("", "", 0.0)  # stage, kind of phase, when drawn
+        self._waiting: str | None = None  # the current stage's phase, until work is counted
+
+    def __call__(self, stage: str, done: float, total: float) -> None:
+        if stage != self.stage:
+            self._waiting = None
+        elif self._waiting is not None and done > 0 and self.bar is not None:
+            self.bar.phase(self._waiting)
+            self._waiting = None
+        super().__call__(stage, done, total)
+
+    def phase(self, stage: str, text: str | None) -> None:
+        if stage != self.stage:
+            self(stage, 0, 1)
+        if self.bar is None:
+            return
+        self._waiting = text
+        kind = "" if text is None else re.split(r"\d", text, maxsplit=1)[0]
+        now = time.monotonic()
+        last_stage, last_kind, at = self._shown
+        if (stage, kind) == (last_stage, last_kind) and now - at < self.bar.interval:
+            return
+        self._shown = (stage, kind, now)
+        self.bar.phase(text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -88,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             "history": params.history,
             "streets": [s.to_json() for s in plan.streets],
             "seconds": plan.seconds,
+            "compile_seconds": plan.compile_seconds,
             "peak_gib": plan.peak_gib,
             "memory_limit_gib": round(limit, 3),
             "fits_memory": plan.peak_gib <= limit,
@@ -98,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{s.name:<8} {s.buckets:>8,} buckets of {s.canonical_hands:>15,} canonical hands "
                     f"({s.kind:<8}) ~{s.seconds:>8.1f} s  ~{s.peak_gib:.2f} GiB"
                 )
-            print(f"total   ~{plan.seconds:.0f} s, peak ~{plan.peak_gib:.2f} GiB (limit {limit:.2f} GiB)")
+            compiling = (f" ({plan.compile_seconds:.0f} s of it compiling kernels, first run only)"
+                         if plan.compile_seconds else "")
+            print(f"total   ~{plan.seconds:.0f} s{compiling}, peak ~{plan.peak_gib:.2f} GiB (limit {limit:.2f} GiB)")
         if not out["fits_memory"]:
             print(f"pokerbot abstract: warning: predicted peak {plan.peak_gib:.2f} GiB exceeds {limit:.2f} GiB",
                   file=sys.stderr)
@@ -116,9 +159,10 @@ def run(args: argparse.Namespace) -> int:
         if args.workers is None:
             raise UserError("--cluster needs --workers N")
         cluster = FeatureCluster(args.cluster, args.workers, say=lambda line: print(line, file=sys.stderr, flush=True))
-    bars = StageBars(enabled=not args.quiet)
+    bars = _Bars(enabled=not args.quiet)
     try:
-        report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit, cluster=cluster)
+        report = build_abstraction(game, params, args.out, progress=bars, memory_limit_gib=limit, cluster=cluster,
+                                   phase=bars.phase)
     finally:
         bars.close()
         if cluster is not None:
