@@ -8,6 +8,7 @@ Errors a user can cause are reported as one line on stderr with a non-zero statu
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import signal
 import sys
@@ -79,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         signum = int(getattr(exc, "signum", signal.SIGINT))
         print(f"pokerbot {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        if argv is None:  # the process's own command line: it ends now
+            # exit at once: the collection at interpreter exit frees numba's compiled code
+            # object by object, about a second after a walk; an interrupted command keeps nothing
+            gc.freeze()
         return 128 + signum  # 130 for SIGINT, 143 for SIGTERM, as a shell reports them
     except (UserError, ValueError, OSError) as exc:
         # Rule and input errors (GameError, IllegalActionError, ...) are ValueErrors whose

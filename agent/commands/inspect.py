@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -677,7 +678,7 @@ def run(args: argparse.Namespace) -> int:
         "paths": paths,
     }
     if args.resolve:
-        doc["resolving"] = resolved_distribution(policy, resolve_spec(args), state, hole, board)
+        doc["resolving"] = resolved_distribution(policy, resolve_spec(args), state, hole, board, quiet=args.json)
     if args.json:
         print(json.dumps(doc, default=str))
         return 0
@@ -715,20 +716,70 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Seconds a re-solve runs before ``--resolve`` shows a bar of its iterations (a quick one shows none).
+RESOLVE_BAR_AFTER = 1.0
+
+
 def resolved_distribution(policy: TranslatedPolicy, spec: ResolveSpec, state: State, hole: list[int],
-                          board: list[int]) -> dict[str, Any]:
+                          board: list[int], *, quiet: bool = True) -> dict[str, Any]:
     """What the re-solving player with ``spec`` plays at ``state`` holding ``hole`` on
     ``board`` (its own earlier actions taken as the history has them): ``{"source":
     "solved" | "followed" | "blueprint", "limited", "seconds", "counts", "actions":
     [{"action", "real", "prob"}]}``; where nothing triggers a re-solve the blueprint plays and
-    ``actions`` is empty (its distribution is the one printed above)."""
+    ``actions`` is empty (its distribution is the one printed above). The re-solve runs off
+    the main thread, so that a signal stops it at once (:mod:`poker._stop`), with a bar of
+    its iterations on stderr unless ``quiet``."""
+    from poker._compile import COMPILING, cold
+    from poker._stop import run_stoppable, stoppable
+    from solver.resolve import subgame
     from solver.resolve.player import ResolveCounts, ResolvingWalk
+
+    from ..progress import Progress
 
     counts = ResolveCounts()
     actor = state.actor
     assert actor is not None
-    walk = ResolvingWalk(policy, actor, 0, 0, spec.options(), resolve_counts=counts)
-    _, probs = walk.decide(state, hole, board)
+    options = spec.options()
+    solving: list[tuple[subgame.SubgameSolver, float]] = []  # the re-solve under way and its start
+    bar: Progress | None = None
+    compiling = cold(*subgame.KERNELS)
+    if compiling and not quiet:
+        bar = Progress(options.iterations, "re-solving", unit=" iterations")
+        bar.phase(COMPILING)
+
+    counted = False  # the bar has counted some of the solve
+
+    def poll() -> None:
+        nonlocal bar, counted
+        if not solving or quiet:
+            return
+        solver, t0 = solving[-1]
+        if bar is None:  # drawn once the solve has run a while; its rate measured from the start
+            bar = Progress(options.iterations, "re-solving", unit=" iterations", enabled=False)
+        show = bar.enabled or time.monotonic() - t0 >= RESOLVE_BAR_AFTER
+        # iterations done, to the node: each iteration passes work_per_iteration nodes
+        done = min(int(solver.done[0]) / solver.work_per_iteration, options.iterations)
+        # the first count is not drawn: the rate is measured from it, and drawn with it a
+        # compile before it would count as solving time
+        bar.enabled = show and counted
+        bar.update(done)
+        bar.enabled = show
+        counted = counted or done > 0
+
+    with stoppable() as stop:
+        walk = ResolvingWalk(policy, actor, 0, 0, options, resolve_counts=counts, stop=stop,
+                             started=lambda solver: solving.append((solver, time.monotonic())))
+
+        def work() -> tuple[Any, np.ndarray | None]:
+            if compiling:
+                subgame.warm_up(policy.game)
+            return walk.decide(state, hole, board)
+
+        try:
+            _, probs = run_stoppable(work, stop, on_poll=poll)
+        finally:
+            if bar is not None:
+                bar.close()
     entries: list[dict[str, Any]] = []
     source = "blueprint"
     sol = walk.solution

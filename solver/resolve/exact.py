@@ -32,6 +32,15 @@ classes: a re-solve sees the actual cards). The walk is a tree: a subtree's valu
 depends on the whole history, so nothing is memoized; its size is the real tree the
 responder may walk times the actions the player takes with positive probability, which
 a small stack keeps within reach (see ``bench/resolve_exact.py``).
+
+Progress is counted in nodes of a total known before the walk
+(:func:`resolved_walk_nodes`): the real tree in which the player takes every action of
+its subgames' betting (:func:`~solver.resolve.player.resolve_subgame` builds its trees
+with it; the blueprint's own sizes are among them) and the responder its own. The walk
+counts the nodes it visits and, where the player never takes an action or never reaches
+a node, the nodes of the subtree it passes over, so that the count ends at the total.
+A :class:`~poker._stop.Stop` ends the walks at their next node or re-solving pass
+(:class:`~poker._stop.Interrupted`), never with partial figures.
 """
 
 from __future__ import annotations
@@ -42,17 +51,20 @@ from typing import Any
 
 import numpy as np
 
+from poker._stop import Stop
 from poker.game import Game
 from poker.state import Action, State
 
-from ..evaluation.real_response import RealResult, Responder, TranslatedPlayer, _all_close, _TOL, _Walker
+from ..evaluation.real_response import (RealResult, Responder, TranslatedPlayer, _all_close, _legal_actions,
+                                        _state_key, _TOL, _Walker)
 from ..play.policy import LOST, TranslatedPolicy
-from .player import (ResolveOptions, Resolved, _opponent_raise, _reorder, descend, followable, resolve_subgame,
-                     solution_step)
+from .player import (ResolveOptions, Resolved, _betting, _opponent_raise, _reorder, descend, followable,
+                     resolve_subgame, solution_step)
 from .ranges import BlueprintRanges
-from .subgame import deck_hands
+from .subgame import SubgameBetting, deck_hands
 
-__all__ = ["resolved_exploitability", "resolved_head_to_head", "ResolvingPlayer", "ResolvingRules"]
+__all__ = ["resolved_exploitability", "resolved_head_to_head", "resolved_walk_nodes", "ResolvingPlayer",
+           "ResolvingRules", "WalkSize"]
 
 #: (blueprint walk node or LOST, opponent off the tree 0/1, lineage, solution node or -1,
 #: the opponent left the solution there 0/1)
@@ -84,6 +96,8 @@ class ResolvingRules(TranslatedPlayer):
         self.resolves = 0
         self.failed = 0
         self.resolve_seconds = 0.0
+        #: stops the re-solves (and the walks that check it) when set
+        self.stop: Stop | None = None
 
     def _boards(self, state: State) -> list[tuple[tuple[int, ...], slice]]:
         """Each board through ``state``'s street with the slice of the reach vectors'
@@ -129,7 +143,8 @@ class ResolvingRules(TranslatedPlayer):
                     state.history[-1].action, state.history[-1].actor, self.position):
                 parent = (self._replay(history[:-1]), self._blueprint_ranges(history[:-1], board))
             got = resolve_subgame(self.policy, self.options, self.position, state, board,
-                                  self._blueprint_ranges(history, board), carried, self.hands, previous, parent)
+                                  self._blueprint_ranges(history, board), carried, self.hands, previous, parent,
+                                  stop=self.stop)
             self._solutions[key] = got
             self.resolve_seconds += got.seconds
             if got.solver is None:
@@ -266,19 +281,85 @@ class ResolvingRules(TranslatedPlayer):
 
 
 
+class WalkSize:
+    """The nodes a walk of the re-solving player counts (module docstring): the real tree
+    below a state in which the player takes every action of its subgames' betting on the
+    street and the best responder in ``seat`` its own (``responder``'s bets at the player's
+    raise ``caps``; every legal amount for None); ``seat`` None: the player's betting in
+    both seats (the head-to-head walks). Memoized on the real state; ``stop`` ends a long
+    count (:class:`~poker._stop.Interrupted`)."""
+
+    def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, responder: Responder | None,
+                 caps: list[int | None], stop: Stop | None = None) -> None:
+        game = policy.game
+        self._bets: list[SubgameBetting] = [_betting(policy, options, r)[0] for r in range(game.num_rounds)]
+        self.responder = responder
+        self.caps = caps
+        self.stop = stop
+        self._memo: dict[tuple[Any, ...], int] = {}
+
+    def player_actions(self, state: State) -> list[Action]:
+        """The actions the player may take at ``state`` (it is to act)."""
+        return self._bets[state.round].actions(state)
+
+    def __call__(self, state: State, seat: int | None) -> int:
+        """Nodes of the tree below ``state``, itself included."""
+        key = (_state_key(state), seat)
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        if self.stop is not None:
+            self.stop.check()
+        n = 1
+        if state.actor is not None:
+            if state.actor != seat:
+                actions: list[Action] = self.player_actions(state)
+            elif self.responder is None:
+                actions = list(_legal_actions(state))
+            else:
+                actions = self.responder.actions(state, self.caps[state.round])
+            for a in actions:
+                n += self(state.apply(a), seat)
+        self._memo[key] = n
+        return n
+
+    def passed_over(self, state: State, taken: Any, seat: int | None) -> int:
+        """Nodes below the player's actions at ``state`` that are not in ``taken``."""
+        return sum(self(state.apply(a), seat) for a in self.player_actions(state) if a not in taken)
+
+
 class ResolvingPlayer(ResolvingRules, _Walker):
     """The walks over the real game against the re-solving player (module docstring):
     the translated player's walker with the re-solving player's rules at its actions
-    and the opponent's, its rows every board's hands."""
+    and the opponent's, its rows every board's hands. With :attr:`sizes` set, the best
+    responses add to :attr:`passed` the nodes of the subtrees they pass over."""
 
     def __init__(self, policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None,
                  responder: Responder | None = None) -> None:
         _Walker.__init__(self, policy, game or policy.game, memo=False, responder=responder, symmetric=False)
         self._setup(options, self.game, 1, np.array(self.cards.hands, dtype=np.int64))
+        #: the walks' size, to count progress by (None: not counted)
+        self.sizes: WalkSize | None = None
+        #: nodes of :attr:`sizes` the walks passed over (with :attr:`nodes`, what they did)
+        self.passed = 0
+        self._counting: int | None = None  # the responder's seat while a best response counts
 
     def _boards(self, state: State) -> list[tuple[tuple[int, ...], slice]]:
         h = self.cards.n_hands
         return [(tuple(b), slice(i * h, (i + 1) * h)) for i, b in enumerate(self.cards.boards[state.round])]
+
+    def own_moves(self, ms: dict, state: State) -> dict[Action, dict]:  # type: ignore[override]
+        out = super().own_moves(ms, state)
+        if self.sizes is not None and self._counting is not None:
+            self.passed += self.sizes.passed_over(state, out, self._counting)
+        return out
+
+    def after_opponent(self, ms: dict, state: State, action: Action) -> dict:  # type: ignore[override]
+        out = super().after_opponent(ms, state, action)
+        if not out and self.sizes is not None and self._counting is not None:
+            # the walk returns at once below (the player never gets there)
+            self.passed += self.sizes(state.apply(action), self._counting)
+        return out
 
     def best_response(self, seat: int) -> float:
         """Value (chips per game) of the real best responder in ``seat`` against the
@@ -288,7 +369,11 @@ class ResolvingPlayer(ResolvingRules, _Walker):
         self._ranges.clear()
         root = State.new_hand(self.game)
         ms = {(0, 0, (), -1, 0): np.ones(self.cards.n_rows(0))}
-        return float(self.br(root, 0, ms, seat).sum())
+        self._counting = seat
+        try:
+            return float(self.br(root, 0, ms, seat).sum())
+        finally:
+            self._counting = None
 
 
 def _tile(column: np.ndarray, reach: np.ndarray, rows: slice) -> np.ndarray:
@@ -307,6 +392,26 @@ def _add_rows(out: dict, key: Key, reach: np.ndarray, rows: slice, p: float) -> 
     out[key] = part if have is None else have + part
 
 
+def resolved_walk_nodes(policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None, *,
+                        responder: Responder | None = None, stop: Stop | None = None) -> tuple[int, int]:
+    """The nodes the walks count (module docstring), known before they run: of
+    :func:`resolved_exploitability`'s two best responses with ``responder``, and of
+    :func:`resolved_head_to_head`'s two seats."""
+    g = game or policy.game
+    if g != policy.game:
+        raise ValueError("the policy was made for a different game")
+    caps = [policy.tree.betting.street(r).cap if policy.tree.betting is not None else None
+            for r in range(g.num_rounds)]
+    sizes = WalkSize(policy, options, responder, caps, stop)
+    root = State.new_hand(g)
+    return sizes(root, 0) + sizes(root, 1), 2 * sizes(root, None)
+
+
+def _check_budget(options: ResolveOptions) -> None:
+    if options.seconds is not None:
+        raise ValueError("an exact evaluation needs an iteration budget: a seconds cap makes the player depend on the clock")
+
+
 def resolved_exploitability(
     policy: TranslatedPolicy,
     options: ResolveOptions,
@@ -314,21 +419,39 @@ def resolved_exploitability(
     *,
     responder: Responder | None = None,
     progress: Callable[[int], None] | None = None,
+    stop: Stop | None = None,
 ) -> tuple[RealResult, dict[str, Any]]:
     """Exploitability of the re-solving player (``policy`` re-solved with ``options``)
     in the real ``game`` (default: the policy's), exactly (module docstring), against a
     responder that may bet every legal amount (or ``responder``'s bets). Returns the
     result, as :func:`~solver.evaluation.real_response.real_exploitability` gives it
     for the translated player (no self-play value), and the re-solves it made:
-    ``{"resolves", "failed", "resolve_seconds"}``."""
+    ``{"resolves", "failed", "resolve_seconds"}``.
+
+    ``progress(done)``: called at every node the walks evaluate, with the nodes done
+    (visited or passed over), which reach the first figure of :func:`resolved_walk_nodes`
+    at the end. ``stop``: once set, the walks and their re-solves end and
+    :class:`~poker._stop.Interrupted` is raised."""
     g = game or policy.game
-    if options.seconds is not None:
-        raise ValueError("an exact evaluation needs an iteration budget: a seconds cap makes the player depend on the clock")
+    _check_budget(options)
     t0 = time.perf_counter()
     walker = ResolvingPlayer(policy, options, g, responder)
-    walker.progress = progress
+    walker.stop = stop
+    if progress is not None:
+        walker.sizes = WalkSize(policy, options, responder, walker.caps, stop)
+    if progress is not None or stop is not None:
+
+        def at_node(nodes: int) -> None:
+            if stop is not None:
+                stop.check()
+            if progress is not None:
+                progress(nodes + walker.passed)
+
+        walker.progress = at_node
     br0 = walker.best_response(0)
     br1 = walker.best_response(1)
+    if progress is not None:
+        progress(walker.nodes + walker.passed)  # the subtrees passed over after the last node
     expl = (br0 + br1) / 2.0
     result = RealResult(game=g.name, mapping=policy.mapping, exploitability=expl,
                         mbb_per_game=1000.0 * expl / g.big_blind, br=(br0, br1), value=None,
@@ -336,21 +459,34 @@ def resolved_exploitability(
     return result, {"resolves": walker.resolves, "failed": walker.failed, "resolve_seconds": walker.resolve_seconds}
 
 
-def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None) -> tuple[float, float]:
+def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, game: Game | None = None, *,
+                          progress: Callable[[int], None] | None = None,
+                          stop: Stop | None = None) -> tuple[float, float]:
     """The re-solving player's exact expected value (chips per game) against its own
     blueprint played through translation, in seat 0 and in seat 1: both players'
     mixtures over their draws are walked exactly (no sampling), over every deal. A
     player that never re-solves scores the blueprint's self-play value in seat 0 and its
-    negative in seat 1 (a test)."""
+    negative in seat 1 (a test). ``progress`` and ``stop`` as in
+    :func:`resolved_exploitability` (the nodes reach the second figure of
+    :func:`resolved_walk_nodes`)."""
     g = game or policy.game
-    if options.seconds is not None:
-        raise ValueError("an exact evaluation needs an iteration budget: a seconds cap makes the player depend on the clock")
+    _check_budget(options)
     walker = ResolvingPlayer(policy, options, g)
+    walker.stop = stop
     cards = walker.cards
+    sizes = WalkSize(policy, options, None, walker.caps, stop) if progress is not None else None
+    done = [0]  # nodes visited or passed over
 
     def value(state: State, street: int, ms: tuple[dict, dict], seat: int) -> float:
         if not ms[0] or not ms[1]:  # a branch one seat never reaches
+            if sizes is not None:
+                done[0] += sizes(state, None)
             return 0.0
+        if stop is not None:
+            stop.check()
+        done[0] += 1
+        if progress is not None:
+            progress(done[0])
         if state.round != street:
             ms = tuple({k: cards.expand(r, street, state.round) for k, r in m.items()} for m in ms)  # type: ignore[assignment]
             street = state.round
@@ -362,6 +498,8 @@ def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, gam
             moves = walker.own_moves(ms[actor], state)
         else:
             moves = TranslatedPlayer.own_moves(walker, ms[actor], state)
+        if sizes is not None:
+            done[0] += sizes.passed_over(state, moves, None)
         for a, mine in moves.items():
             other = ms[1 - actor]
             theirs = (TranslatedPlayer.after_opponent(walker, other, state, a) if actor == seat
@@ -379,5 +517,7 @@ def resolved_head_to_head(policy: TranslatedPolicy, options: ResolveOptions, gam
         ms[seat] = {(0, 0, (), -1, 0): np.ones(n)}
         ms[1 - seat] = {0: np.ones(n)}
         v0 = value(State.new_hand(g), 0, (ms[0], ms[1]), seat)
+        if progress is not None:
+            progress(done[0])
         out.append(v0 if seat == 0 else -v0)
     return out[0], out[1]

@@ -53,7 +53,7 @@ import time
 import weakref
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from abstraction.translation import uniform
+from poker._stop import Stop
 from poker.betting import ActionKind
 from poker.cards import deck_cards
 from poker.game import Game
@@ -147,7 +148,9 @@ class ResolveCounts:
 
 class ResolvingWalk:
     """One hand of the re-solving player at ``position`` (module docstring): call
-    :meth:`decide` whenever it is to act, as with :class:`HandWalk`."""
+    :meth:`decide` whenever it is to act, as with :class:`HandWalk`. ``stop`` and
+    ``started``: passed to each re-solve (:func:`resolve_subgame`), for a caller that
+    shows one long solve and lets a signal end it."""
 
     def __init__(
         self,
@@ -158,8 +161,13 @@ class ResolvingWalk:
         options: ResolveOptions | None = None,
         counts: TranslationCounts | None = None,
         resolve_counts: ResolveCounts | None = None,
+        *,
+        stop: Stop | None = None,
+        started: Callable[[SubgameSolver], None] | None = None,
     ) -> None:
         self.policy = policy
+        self.stop = stop
+        self.started = started
         self.game = policy.game
         self.position = int(position)
         self.seed = int(seed)
@@ -277,7 +285,7 @@ class ResolvingWalk:
     def _resolve(self, state: State, board: Sequence[int], previous: tuple[SubgameSolver, int] | None,
                  parent: tuple[State, BlueprintRanges] | None) -> SubgameSolver | None:
         got = resolve_subgame(self.policy, self.options, self.position, state, board, self.ranges,
-                              self._my_range, self.hands, previous, parent)
+                              self._my_range, self.hands, previous, parent, stop=self.stop, started=self.started)
         self.counts.seconds += got.seconds
         if got.status == "too_big":
             self.counts.too_big += 1
@@ -373,6 +381,9 @@ def resolve_subgame(
     hands: np.ndarray,
     previous: tuple[SubgameSolver, int] | None = None,
     parent: tuple[State, BlueprintRanges] | None = None,
+    *,
+    stop: Stop | None = None,
+    started: Callable[[SubgameSolver], None] | None = None,
 ) -> Resolved:
     """Re-solve the rest of the hand at ``state`` for the player at ``position`` (module
     docstring): its range is ``my_range`` (the last solution's, carried along the
@@ -386,7 +397,11 @@ def resolve_subgame(
     the best it could have done by staying on the tree (Brown & Sandholm 2017's
     alternative for an action off the abstraction), else at ``state``; both :class:`ResolvingWalk`
     and the exact evaluation (:mod:`solver.resolve.exact`) call this, so they play the
-    same strategy."""
+    same strategy.
+
+    ``stop``: ends the solve when set (:class:`~poker._stop.Interrupted` is raised, nothing
+    is kept); ``started(solver)``: called before the solve runs, so that a caller on
+    another thread can watch its progress (:attr:`SubgameSolver.done`)."""
     opts = options
     me, opp = position, 1 - position
     board = tuple(int(c) for c in board)
@@ -436,7 +451,9 @@ def resolve_subgame(
     solver = SubgameSolver(state, board, [mine, weights] if me == 0 else [weights, mine], betting,
                            algorithm="dcfr", gadget=None if alt is None else (opp, alt),
                            runouts=None if runouts is None else runouts[0],
-                           seed=0 if runouts is None else runouts[1], tree=tree)
+                           seed=0 if runouts is None else runouts[1], tree=tree, stop=stop)
+    if started is not None:
+        started(solver)
     done = 0
     while done < opts.iterations:
         step = min(10, opts.iterations - done)

@@ -46,6 +46,14 @@ entering, learned by regret matching like any decision. The player's strategy th
 every opponent hand's counterfactual value of entering near or below its alternative, so
 the re-solved strategy is no more exploitable than the one it replaces (Burch et al.
 2014, theorem 1, up to the solving error).
+
+A solve stops when asked (:class:`poker._stop.Stop`, given to :class:`SubgameSolver`): the
+kernels read the flag at every decision and chance node, fold and final board they work
+on (a pass over a big tree is seconds long) and count them (:attr:`SubgameSolver.done`,
+for a progress bar within a solve); a
+stopped iteration raises :class:`poker._stop.Interrupted`, and the solver, half-updated,
+is dropped. The kernels release the GIL, so a solve run off the main thread leaves the
+signal handlers free to run.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ import numpy as np
 from numba import njit
 
 from abstraction.betting import size_to_raise_to
+from poker._stop import Interrupted, Stop, counter
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import Action, State
@@ -67,7 +76,8 @@ from poker.state import Action, State
 from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown, _showdown_rows
 from ..evaluation.runouts import RunOuts
 
-__all__ = ["SubgameBetting", "SubgameSolver", "SubgameTooBig", "SubgameTree", "build_subgame", "deck_hands"]
+__all__ = ["KERNELS", "SubgameBetting", "SubgameSolver", "SubgameTooBig", "SubgameTree", "build_subgame", "deck_hands",
+           "warm_up"]
 
 _DECISION, _FOLD, _SHOWDOWN, _CHANCE, _LEAF = 0, 1, 2, 3, 4
 #: Most complete boards a subgame may enumerate (its tree is copied per board).
@@ -80,7 +90,7 @@ SHOWDOWN_ROWS = 32
 DCFR_ALPHA, DCFR_BETA, DCFR_GAMMA = 1.5, 0.0, 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _positive_totals(regrets, r0, na, total):  # pragma: no cover - compiled
     """Regret matching's denominators of a node's ``na`` actions (rows from ``r0``), every
     hand at once into ``total``: the sum of each hand's positive regrets, added in action
@@ -102,8 +112,9 @@ def _sigma(regrets, row, h, total, na):  # pragma: no cover - compiled
     return (x if x > 0.0 else 0.0) / t if t > 0.0 else 1.0 / na
 
 
-@njit(cache=True)
-def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o, flag,
+                done):  # pragma: no cover - compiled
     """The first part of one traverser's CFR update over the flat subgame tree (nodes in
     pre-order, so a parent comes before its children): both reaches top-down
     (``reach_p[0]``, ``reach_o[0]`` given; a chance node's child masks the hands that hold
@@ -111,11 +122,18 @@ def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets
     by node, each action's row of hands in one sweep: the tables are actions x hands, so
     the hands run along memory; on a big tree, blocks of hands taken across every node
     measured 1.8 times slower, and a sweep per hand over the actions 1.6 times slower on
-    a 105-node river subgame)."""
+    a 105-node river subgame). Returns early once ``flag[0]`` is set (a stop: the pass is
+    incomplete), read at every decision and chance node, which ``done[0]`` counts (the
+    store in the same loop keeps the compiler from hoisting the flag's load out of it)."""
     n_nodes, n_hands = reach_p.shape
     total = np.empty(n_hands)
     for n in range(n_nodes):
         k = kind[n]
+        if k != _DECISION and k != _CHANCE:
+            continue
+        if flag[0] != 0:
+            return
+        done[0] += 1
         if k == _CHANCE:
             for j in range(kid_ptr[n], kid_ptr[n + 1]):
                 c = kids[j]
@@ -123,8 +141,6 @@ def _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets
                 for h in range(n_hands):
                     reach_p[c, h] = reach_p[n, h] * live[b, h]
                     reach_o[c, h] = reach_o[n, h] * live[b, h]
-            continue
-        if k != _DECISION:
             continue
         a0 = kid_ptr[n]
         na = kid_ptr[n + 1] - a0
@@ -151,16 +167,20 @@ def _in_chips(value, n, chips, live):  # pragma: no cover - compiled
         value[n, h] *= chips * live[h]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, hands, order, ranks, live, reach_o,
-                   value):  # pragma: no cover - compiled
+                   value, flag, done):  # pragma: no cover - compiled
     """The traverser's values at the folds and showdowns, each from the whole opponent
     reach vector at it, in O(n) (:mod:`solver.evaluation._terminal`). ``showdowns`` are
     grouped by final board (those of final board f from ``shown_from[f]``) and swept
     :data:`SHOWDOWN_ROWS` at a time (:func:`_showdown_rows`; one at a time below three,
-    where that is faster)."""
+    where that is faster). Stops and counts as :func:`_reach_pass` does: a fold, or a
+    final board's showdowns, at a time."""
     n_hands = value.shape[1]
     for t in range(folds.shape[0]):
+        if flag[0] != 0:
+            return
+        done[0] += 1
         n = folds[t]
         b = board_of[n]
         _hand_disjoint(hands, reach_o[n : n + 1], value[n : n + 1])
@@ -168,7 +188,10 @@ def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, han
     rows = np.empty((SHOWDOWN_ROWS, n_hands))
     got = np.empty((SHOWDOWN_ROWS, n_hands))
     for f in range(shown_from.shape[0] - 1):
+        if flag[0] != 0:
+            return
         lo, hi = shown_from[f], shown_from[f + 1]
+        done[0] += hi - lo
         for c0 in range(lo, hi, SHOWDOWN_ROWS):
             c1 = min(hi, c0 + SHOWDOWN_ROWS)
             if c1 - c0 >= 3:
@@ -186,15 +209,16 @@ def _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, han
             _in_chips(value, n, spent[n, p], live[board_of[n]])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg, reach_p, value, weight,
-                plus):  # pragma: no cover - compiled
+                plus, flag, done):  # pragma: no cover - compiled
     """The last part: counterfactual values bottom-up into ``value`` at the decisions and
     chance nodes (a chance node: its children's sum times the probability of one card;
     terminals and leaves are filled before), and the traverser's regrets (floored at zero
     with ``plus``) and average sums (``weight`` x its reach x its strategy) at its nodes.
     Each action's row of hands in one sweep, as in :func:`_reach_pass`; every hand's sums
-    are added in action order, as a sweep per hand would."""
+    are added in action order, as a sweep per hand would. Stops and counts as
+    :func:`_reach_pass` does."""
     n_nodes, n_hands = value.shape
     total = np.empty(n_hands)
     acc = np.empty(n_hands)
@@ -202,6 +226,9 @@ def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg,
         k = kind[n]
         if k != _DECISION and k != _CHANCE:
             continue
+        if flag[0] != 0:
+            return
+        done[0] += 1
         a0 = kid_ptr[n]
         na = kid_ptr[n + 1] - a0
         acc[:] = 0.0
@@ -235,7 +262,7 @@ def _value_pass(p, kind, player, kid_ptr, kids, row_off, chance_p, regrets, avg,
                 avg[r0 + i, h] += (weight * reach_p[n, h]) * sig
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _discount_regrets(regrets, pos, neg):  # pragma: no cover - compiled
     """Discounted CFR's regret discount in place: each positive regret times ``pos``, the
     others times ``neg`` (numpy's ``r *= where(r > 0, pos, neg)`` makes two temporaries
@@ -244,6 +271,10 @@ def _discount_regrets(regrets, pos, neg):  # pragma: no cover - compiled
     for i in range(flat.size):
         x = flat[i]
         flat[i] = x * (pos if x > 0.0 else neg)
+
+
+#: The kernels a solve runs (:func:`poker._compile.cold` of these: the first solve compiles).
+KERNELS = (_reach_pass, _terminal_pass, _value_pass, _discount_regrets)
 
 
 def deck_hands(game: Game) -> np.ndarray:
@@ -406,6 +437,8 @@ class SubgameSolver:
     depth (:func:`build_subgame`) and value the leaves over that many complete boards,
     drawn with ``seed`` (every one where there are no more; None: solve to the end of the
     hand). ``tree``: the tree :func:`build_subgame` already built for these arguments.
+    ``stop``: a :class:`poker._stop.Stop` whose flag ends a solve (module docstring; None:
+    the solve runs to its end).
     """
 
     def __init__(
@@ -421,6 +454,7 @@ class SubgameSolver:
         runouts: int | None = None,
         seed: int = 0,
         tree: SubgameTree | None = None,
+        stop: Stop | None = None,
     ) -> None:
         if algorithm not in ("cfr+", "dcfr"):
             raise ValueError(f"algorithm {algorithm!r}: choose cfr+ or dcfr")
@@ -496,6 +530,13 @@ class SubgameSolver:
         self._value = np.zeros((n_nodes, n))
         self.gadget_regrets = np.zeros((2, n))  # enter, take the alternative
         self.iterations = 0
+        self.stop = stop if stop is not None else Stop()
+        #: nodes the kernels have passed, read from outside for progress within a solve
+        self.done = counter()
+        #: what :attr:`done` counts an iteration: each player's reach and value passes
+        #: over the decision and chance nodes, its folds and showdowns, and the leaves
+        inner = sum(1 for k in tree.kind if k == _DECISION or k == _CHANCE)
+        self.work_per_iteration = 2 * (2 * inner + len(self._folds) + len(self._showdowns) + len(self._leaves))
 
     # -- strategies
 
@@ -567,7 +608,11 @@ class SubgameSolver:
         return (t / (t + 1.0)) ** DCFR_GAMMA
 
     def iterate(self) -> None:
-        """One iteration: each player's update in turn (alternating)."""
+        """One iteration: each player's update in turn (alternating). Raises
+        :class:`poker._stop.Interrupted` once :attr:`stop` is set, the tables then half
+        updated."""
+        self.stop.check()
+        flag, done = self.stop.flag, self.done
         self.iterations += 1
         t = self.iterations
         if self.algorithm == "dcfr":
@@ -584,12 +629,17 @@ class SubgameSolver:
             reach_o[0] = self._root_reach(1 - p)
             order, ranks = self._showdown_order()
             _reach_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._board_of,
-                       self._live, self._regret_table, reach_p, reach_o)
+                       self._live, self._regret_table, reach_p, reach_o, flag, done)
             _terminal_pass(p, self._folds, self._showdowns, self._shown_from, self._player, self._spent, self._board_of,
-                          self.values_of.hands, order, ranks, self._live, reach_o, self._value)
-            self._leaf_values(p, reach_o)
+                          self.values_of.hands, order, ranks, self._live, reach_o, self._value, flag, done)
+            if self._leaves.size:
+                self._leaf_values(p, reach_o)
+                done[0] += self._leaves.size
             _value_pass(p, self._kind, self._player, self._kid_ptr, self._kids, self._row_off, self._chance_p,
-                       self._regret_table, self._avg_table, reach_p, self._value, weight, self.algorithm == "cfr+")
+                       self._regret_table, self._avg_table, reach_p, self._value, weight, self.algorithm == "cfr+",
+                       flag, done)
+            if flag[0]:  # the passes returned early: this iteration is incomplete
+                raise Interrupted(int(flag[0]))
             v = self._value[0].copy()
             if self.gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 sigma = self._match(self.gadget_regrets)
@@ -625,7 +675,8 @@ class SubgameSolver:
         return self.ranges[p]
 
     def solve(self, iterations: int) -> SubgameSolver:
-        """Run ``iterations`` more iterations; returns self."""
+        """Run ``iterations`` more iterations; returns self (:meth:`iterate` raises when
+        stopped)."""
         for _ in range(int(iterations)):
             self.iterate()
         return self
@@ -644,6 +695,7 @@ class SubgameSolver:
         return self._evaluate(0, p, np.asarray(reach_o, dtype=np.float64) * self.live, best)
 
     def _evaluate(self, node: int, p: int, reach_o: np.ndarray, best: bool) -> np.ndarray:
+        self.stop.check()  # a walk of the whole tree: stopped at any node
         kind = self.tree.kind[node]
         if kind == _CHANCE:
             total = sum(self._evaluate(c, p, reach_o * self._live[self.tree.board[c]], best)
@@ -675,3 +727,24 @@ class SubgameSolver:
     def root_strategy(self) -> tuple[list[Action], np.ndarray]:
         """The root's actions and the average strategy there (actions x hands)."""
         return list(self.tree.actions[0]), self.average(0)
+
+
+def warm_up(game: Game) -> None:
+    """Compile (or load from numba's cache) what a solve on ``game`` runs: one iteration of
+    two tiny subgames, its last street after calls on the deck's highest cards (showdowns)
+    and, with cards to come, its first street stopped at the street's end (leaves over one
+    run-out); the kernels take arrays and scalars of the same types whatever the tree. A
+    command calls this before a walk that solves subgames, so the first run's compile is
+    paid (and shown as such) before the walk's progress counts."""
+    n = deck_hands(game).shape[0]
+    calls = SubgameBetting(sizes=(), all_in=False, cap=0)
+    state = State.new_hand(game)
+    SubgameSolver(state, (), [np.ones(n), np.ones(n)], calls, algorithm="dcfr", runouts=1,
+                  max_nodes=1_000).solve(1)
+    while state.round < game.num_rounds - 1 and state.actor is not None:
+        state = state.apply(Action.call())
+    if state.actor is None or state.round == 0:
+        return
+    deck = sorted(deck_cards(game.num_ranks, game.num_suits))
+    board = deck[len(deck) - game.total_board_cards:]
+    SubgameSolver(state, board, [np.ones(n), np.ones(n)], calls, algorithm="dcfr").solve(1)
