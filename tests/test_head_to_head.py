@@ -390,7 +390,7 @@ def _served(values: dict[tuple[int, ...], float]) -> Callable[..., Iterator[tupl
     ``v`` exactly. The draw of the boards and the interval stay head_to_head's own."""
 
     def evaluate(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]],
-                 jobs: int) -> Iterator[tuple[float, float, int]]:
+                 jobs: int, **_: Any) -> Iterator[tuple[float, float, int]]:
         for board in chosen:
             yield values[board], -values[board], 0
 

@@ -12,6 +12,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
+from poker._compile import COMPILING
 from poker.game import load_game
 
 from ..players import RESOLVE_PREFIX, PlayerSpec, open_for_play
@@ -86,7 +87,7 @@ def register_lbr(what: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     """Play LBR against the player and print the result."""
-    from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, Opponent, StrategyOpponent
+    from solver.evaluation.lbr import BlindOpponent, LocalBestResponse, Opponent, StrategyOpponent, kernels_cold
 
     check_png(args.png)
     if args.hands < 1:
@@ -126,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     if args.exact:
         return _exact(lbr, args)
     bar = Progress(args.hands, "lbr", unit=" hands", enabled=not (args.json or args.quiet))
+    if kernels_cold():
+        bar.phase(COMPILING)  # until the first hand is counted
     try:
         result = lbr.run(args.hands, progress=lambda n: bar.update(n))
     finally:
@@ -154,13 +157,23 @@ def _exact(lbr: LocalBestResponse, args: argparse.Namespace) -> int:
     """``--exact``: LBR's expected value over every deal, per seat and on average."""
     import time
 
+    from solver.evaluation.lbr import kernels_cold
+
     if lbr.opponent.card_blind:
         raise UserError("--exact is for a strategy player (a card-blind bot's value needs no LBR)")
     t0 = time.perf_counter()
     try:
-        v0, v1 = lbr.exact_values()
+        deals = lbr.exact_deals()
     except ValueError as exc:  # too many deals
         raise UserError(f"{exc}; play sampled hands instead (without --exact)") from None
+    # hands: every deal at each of LBR's seats
+    bar = Progress(2 * deals, "lbr exact", unit=" hands", enabled=not (args.json or args.quiet))
+    if kernels_cold():
+        bar.phase(COMPILING)
+    try:
+        v0, v1 = lbr.exact_values(progress=lambda done, _total: bar.update(done))
+    finally:
+        bar.close()
     scale = 1000.0 / lbr.game.big_blind
     doc = {
         "player": lbr.opponent.name,

@@ -51,12 +51,30 @@ a board with the shipped blueprint in chunks of 32 (4 s with one board per walk;
 goes to the terminal sums, the blueprint's probabilities for every row
 (:func:`_row_probs`) and the vector operations of the mapping states, each proportional
 to boards x hands.
+
+Stopping and progress (:mod:`poker._stop`): every walk reads the job's stop flag at each
+real node and returns at once when a stop is asked (SIGINT or SIGTERM under the command
+line, :func:`poker._stop.stop_all`); :func:`head_to_head` then raises
+:class:`poker._stop.Interrupted` and reports nothing. A walk also counts the share of
+itself done (each node splits its share among the actions by the size of the abstract
+subtree the actor follows), so that a caller sees a chunk of boards under way advance:
+on the full deck one chunk is 30 s of work or more. In this process a walk runs off the
+main thread (:func:`poker._stop.run_stoppable`), which stays free to run signal handlers
+and redraw the bar; ``jobs`` worker processes read the flag and write their counts in
+shared memory, and a signal to a worker (a terminal's Ctrl-C reaches the whole process
+group) only sets the flag, so every walk ends within one node's work and the pool shuts
+down with no worker left behind.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
+import mmap
 import multiprocessing
+import os
+import signal
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -69,16 +87,27 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from poker._compile import cold
+from poker._stop import Stop, run_stoppable, stop_all, stoppable
 from poker.cards import deck_cards
 from poker.game import Game
 from poker.state import State
 
-from ._terminal import BoardsPairValues
+from ._terminal import BoardsPairValues, _disjoint_sums, _showdown_sums
 # the mapping-state rules must be the very ones the exploitability walk uses
 from ..play.policy import TranslatedPolicy
-from .real_response import MappingStates, TranslatedPlayer
+from .real_response import MappingStates, TranslatedPlayer, _all_close
 
-__all__ = ["ALL_BOARDS_MAX", "BOARDS_PER_WALK", "H2HResult", "all_boards", "board_value", "head_to_head", "n_boards"]
+__all__ = [
+    "ALL_BOARDS_MAX",
+    "BOARDS_PER_WALK",
+    "H2HResult",
+    "all_boards",
+    "board_value",
+    "head_to_head",
+    "kernels_cold",
+    "n_boards",
+]
 
 #: Evaluating every final board is refused above this many (the full deck has 51,979,200
 #: ordered boards, days of work): sample boards there.
@@ -249,6 +278,16 @@ class _BatchPlayer(TranslatedPlayer):
         super().__init__(policy, buckets)
         # per street: the distinct buckets, and each row's index among them
         self._distinct = [np.unique(b, return_inverse=True) for b in buckets]
+        # nodes of each abstract subtree (a child's index is above its parent's)
+        parent = policy.tree.parent.tolist()
+        self._sizes = [1] * len(parent)
+        for node in range(len(parent) - 1, 0, -1):
+            self._sizes[parent[node]] += self._sizes[node]
+
+    def cost(self, states: MappingStates) -> int:
+        """What walking on from mapping ``states`` costs, roughly: the nodes of the
+        abstract subtrees they stand at (1 for a lost state)."""
+        return sum(self._sizes[k] if k >= 0 else 1 for k in states)
 
     def _moves(self, node: int) -> list[tuple[int, np.ndarray]]:
         pol = self.policy
@@ -257,6 +296,22 @@ class _BatchPlayer(TranslatedPlayer):
         by_child = np.empty((n, rows.shape[0]))
         _row_probs(pol.table, pol._offset[node], n, pol.scale, pol.purify, distinct, rows, by_child)
         return [(i, by_child[i]) for i in np.flatnonzero(by_child.any(axis=1)).tolist()]
+
+
+class _Watch:
+    """What a walk reads and writes besides its figures, each a one-element array read
+    from outside (one writer): the job's stop ``flag`` (int64, nonzero once a stop is
+    asked: the walk returns at once, its figures incomplete), the real ``nodes`` visited
+    (int64) and the share of the walk ``done`` (float64, 1 per walk at its end: see
+    :func:`_walk`)."""
+
+    __slots__ = ("done", "flag", "nodes")
+
+    def __init__(self, flag: np.ndarray | None = None, nodes: np.ndarray | None = None,
+                 done: np.ndarray | None = None) -> None:
+        self.flag = np.zeros(1, dtype=np.int64) if flag is None else flag
+        self.nodes = np.zeros(1, dtype=np.int64) if nodes is None else nodes
+        self.done = np.zeros(1, dtype=np.float64) if done is None else done
 
 
 def _reach(ms: MappingStates) -> np.ndarray:
@@ -268,15 +323,27 @@ def _reach(ms: MappingStates) -> np.ndarray:
 
 
 def _walk(
-    state: State, players: tuple[TranslatedPlayer, TranslatedPlayer], ms: tuple[MappingStates, MappingStates],
-    boards: _Boards, alive: np.ndarray, count: np.ndarray,
+    state: State, players: tuple[_BatchPlayer, _BatchPlayer], ms: tuple[MappingStates, MappingStates],
+    boards: _Boards, alive: np.ndarray, count: np.ndarray, watch: _Watch, share: float = 1.0,
 ) -> np.ndarray:
     """Seat 0's chips on each board, summed over its (hand 0, hand 1) pairs, weighted by
     both reaches. ``alive``: the boards on which every real action so far had positive
     probability, the ones a walk of that board alone would visit this node on (``count``,
-    nodes per board, counts them so, whatever boards share the walk)."""
+    nodes per board, counts them so, whatever boards share the walk). Once ``watch``'s
+    flag is set every node returns zeros at once: the caller drops the figures.
+
+    ``share``: the part of the walk this subtree stands for (the root's is 1), added to
+    ``watch.done`` as its leaves are reached, so that a long walk is seen to advance with
+    no count of its nodes known beforehand. A node splits its share among the real actions
+    by :meth:`_BatchPlayer.cost` of the actor's mapping states after each (the sizes of
+    the abstract subtrees the walk follows there): a fold is worth a node, a call or a
+    raise the rest of the hand."""
+    if watch.flag[0]:
+        return np.zeros(boards.n)
+    watch.nodes[0] += 1
     count += alive
     if state.actor is None:
+        watch.done[0] += share
         r0, r1 = _reach(ms[0]), _reach(ms[1])
         spent = state.spent
         if state.folded[0]:
@@ -286,27 +353,36 @@ def _walk(
         return min(spent) * boards.values.showdown(r0, r1)
     actor = state.actor
     total = np.zeros(boards.n)
-    for a, mine in players[actor].own_moves(ms[actor], state).items():
+    moves = players[actor].own_moves(ms[actor], state)
+    costs = [players[actor].cost(mine) for mine in moves.values()]
+    if not costs:
+        watch.done[0] += share
+        return total
+    scale = share / sum(costs)
+    for (a, mine), cost in zip(moves.items(), costs):
         go = np.zeros(boards.n, dtype=bool)
         for r in mine.values():
             go |= boards.alive(r)
         go &= alive
         if not go.any():
+            watch.done[0] += cost * scale
             continue  # played only on boards already left: worth exactly 0 on every board
         theirs = players[1 - actor].after_opponent(ms[1 - actor], state, a)
         pair = (mine, theirs) if actor == 0 else (theirs, mine)
-        total += _walk(state.apply(a), players, pair, boards, go, count)
+        total += _walk(state.apply(a), players, pair, boards, go, count, watch, cost * scale)
     return total
 
 
 def _seat_values(
-    game: Game, boards: _Boards, players: tuple[TranslatedPlayer, TranslatedPlayer]
+    game: Game, boards: _Boards, players: tuple[_BatchPlayer, _BatchPlayer], watch: _Watch | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Seat 0's expected chips on each board (the mean over its disjoint hand pairs) with
-    ``players`` in positions 0 and 1; real nodes walked per board."""
+    ``players`` in positions 0 and 1; real nodes walked per board. Incomplete if
+    ``watch``'s flag was set."""
     count = np.zeros(boards.n, dtype=np.int64)
     alive = np.ones(boards.n, dtype=bool)
-    v = _walk(State.new_hand(game), players, ({0: boards.ones}, {0: boards.ones.copy()}), boards, alive, count)
+    v = _walk(State.new_hand(game), players, ({0: boards.ones}, {0: boards.ones.copy()}), boards, alive, count,
+              _Watch() if watch is None else watch)
     return v / boards.pairs, count
 
 
@@ -334,16 +410,23 @@ def _chunk_buckets(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chunk: 
 
 
 def _both_seatings(
-    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chunk: list[tuple[int, ...]], buckets: _ChunkBuckets
-) -> list[tuple[float, float, int]]:
+    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chunk: list[tuple[int, ...]], buckets: _ChunkBuckets,
+    watch: _Watch | None = None,
+) -> list[tuple[float, float, int]] | None:
     """For each board of ``chunk``: seat 0's value with A in position 0, then with B there,
     and the real nodes a walk of that board alone visits. One walk per seating serves every
-    board; each player is built once for both seatings."""
+    board; each player is built once for both seatings. None once ``watch``'s flag is set
+    (the walks stopped)."""
+    watch = _Watch() if watch is None else watch
     bd = _Boards(game, chunk)
     pa = _BatchPlayer(a, buckets[0])
     pb = pa if buckets[1] is None else _BatchPlayer(b, buckets[1])
-    v0, n0 = _seat_values(game, bd, (pa, pb))
-    v1, n1 = _seat_values(game, bd, (pb, pa))
+    v0, n0 = _seat_values(game, bd, (pa, pb), watch)
+    if watch.flag[0]:
+        return None
+    v1, n1 = _seat_values(game, bd, (pb, pa), watch)
+    if watch.flag[0]:
+        return None
     return list(zip(v0.tolist(), v1.tolist(), (n0 + n1).tolist()))
 
 
@@ -370,6 +453,8 @@ def head_to_head(
     seed: int = 0,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    walking: Callable[[float, int, int], None] | None = None,
+    stop: Stop | None = None,
 ) -> H2HResult:
     """A's expected value against B in the real ``game`` (default: A's), averaged over
     both seatings (module docstring).
@@ -381,9 +466,17 @@ def head_to_head(
     board's value does not depend on where it was computed, and the mean is taken in
     board order, so the result is the same, bit for bit, for every ``jobs``.
     ``progress``: called as ``progress(done, total)`` for each board, in board order, as
-    each chunk of boards (one walk) is done.
-    Raises ``ValueError`` for a game that is not 2-player, a policy made for another
-    game, ``boards`` or ``jobs`` below 1, or ``jobs`` > 1 without ``fork``.
+    each chunk of boards (one walk) is done. ``walking``: called about every 0.1 s while
+    walks run, in the calling thread, as ``walking(boards, total, nodes)``: ``boards`` done
+    of ``total``, a chunk under way counted by the share of its walks done (see
+    :func:`_walk`: an estimate, exact at each chunk's end), and ``nodes``, the real nodes
+    walked so far by every walk (a chunk's shared walk counts a node once).
+    ``stop``: ends the evaluation once set; it is registered (:func:`poker._stop.stoppable`)
+    for the call, so that :func:`poker._stop.stop_all` (SIGINT or SIGTERM under the command
+    line's handlers) reaches the walks, the workers' included, within one node's work.
+    Raises :class:`poker._stop.Interrupted` when stopped (nothing partial is returned);
+    ``ValueError`` for a game that is not 2-player, a policy made for another game,
+    ``boards`` or ``jobs`` below 1, or ``jobs`` > 1 without ``fork``.
     """
     g = game or a.game
     if g.num_players != 2:
@@ -414,7 +507,8 @@ def head_to_head(
     per_board: list[float] = []
     seats = np.zeros(2)
     nodes = 0
-    with closing(_evaluate(a, b, g, chosen, jobs)) as results:  # a failure stops the workers at once
+    # a failure or a stop closes the evaluation, which stops the workers at once
+    with stoppable(stop) as stop, closing(_evaluate(a, b, g, chosen, jobs, stop=stop, walking=walking)) as results:
         for v0, v1, walked in results:
             # v0: A in position 0; v1: seat 0's value with B there, so A's is -v1
             per_board.append((v0 - v1) / 2.0)
@@ -422,6 +516,7 @@ def head_to_head(
             nodes += walked
             if progress is not None:
                 progress(len(per_board), n)
+    stop.check()  # a stop after the last walk still means the caller was asked to stop
     values = np.array(per_board)
     mean = float(values.mean())
     exact = n == total
@@ -446,48 +541,180 @@ def head_to_head(
     )
 
 
+def kernels_cold() -> bool:
+    """Whether the walks' compiled kernels compile before they run in this process
+    (:func:`poker._compile.cold`): then the first chunk takes some seconds longer. The
+    players' bucket functions (card abstractions) compile on their own account."""
+    return cold(_row_probs, _disjoint_sums, _showdown_sums, _all_close)
+
+
+#: Signals that stop an evaluation: a worker's handlers only set the shared stop flag.
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+#: Seconds between two looks at the workers (and two redraws of the bar).
+_POLL = 0.1
+
 #: What forked workers evaluate boards against (inherited, never pickled: a policy holds
-#: its bucket function, often a lambda). Set only while :func:`_evaluate`'s pool runs.
-_SHARED: tuple[TranslatedPolicy, TranslatedPolicy, Game] | None = None
+#: its bucket function, often a lambda), with the shared stop flag and the chunks'
+#: counters (:class:`_Counters`). Set only while :func:`_evaluate`'s pool runs.
+_SHARED: tuple[TranslatedPolicy, TranslatedPolicy, Game, np.ndarray, _Counters] | None = None
 
 
-def _job(chunk: list[tuple[int, ...]], buckets: _ChunkBuckets) -> list[tuple[float, float, int]]:
+def _shared(n: int, dtype: type[np.generic]) -> np.ndarray:
+    """``n`` zeros of 8-byte ``dtype`` in anonymous shared memory: processes forked later
+    see every write to it, in either direction."""
+    return np.frombuffer(mmap.mmap(-1, 8 * n), dtype=dtype)
+
+
+class _Counters:
+    """Per chunk (shared with forked workers): the real nodes its walks visited and the
+    share of its two walks done (0 to 2, :func:`_walk`)."""
+
+    def __init__(self, n: int) -> None:
+        self.nodes = _shared(n, np.int64)
+        self.done = _shared(n, np.float64)
+
+    def watch(self, flag: np.ndarray, chunk: int) -> _Watch:
+        """What chunk ``chunk``'s walks read and write, stopped by ``flag``."""
+        return _Watch(flag, self.nodes[chunk : chunk + 1], self.done[chunk : chunk + 1])
+
+
+def _worker_signal(signum: int, frame: object) -> None:
+    stop_all(signum)
+
+
+def _worker_start(parent: int) -> None:
+    """A worker's set-up. SIGINT and SIGTERM only set the stop flags (:func:`stop_all`:
+    the shared flag was registered before the fork), so that a terminal's Ctrl-C, which
+    reaches the whole process group, ends every walk at its next node and leaves the
+    parent to shut the pool down, with no traceback from a worker. On Linux the worker
+    is also killed if ``parent`` dies, a SIGKILL included: no orphan is left waiting."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, _worker_signal)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by the parent across the fork
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+        if os.getppid() != parent:  # it died before the prctl
+            os._exit(1)
+
+
+def _job(chunk: list[tuple[int, ...]], buckets: _ChunkBuckets, slot: int) -> list[tuple[float, float, int]] | None:
     assert _SHARED is not None
-    a, b, game = _SHARED
-    return _both_seatings(a, b, game, chunk, buckets)
+    a, b, game, flag, counters = _SHARED
+    return _both_seatings(a, b, game, chunk, buckets, counters.watch(flag, slot))
+
+
+class _Tally:
+    """Boards done for ``walking``: the chunks done (taken in order), plus each chunk
+    under way counted by the share of its two walks done."""
+
+    def __init__(self, sizes: list[int], counters: _Counters) -> None:
+        self.sizes = np.array(sizes, dtype=np.float64)
+        self.counters = counters
+        self.done = 0
+        self.boards_done = 0.0
+
+    def finished(self) -> None:
+        """The next chunk, in order, is done."""
+        self.boards_done += self.sizes[self.done]
+        self.done += 1
+
+    def boards(self) -> float:
+        share = np.minimum(self.counters.done[self.done :] / 2.0, 1.0)
+        return self.boards_done + float(share @ self.sizes[self.done :])
 
 
 def _evaluate(
-    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]], jobs: int
+    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]], jobs: int,
+    *, stop: Stop | None = None, walking: Callable[[float, int, int], None] | None = None,
 ) -> Iterator[tuple[float, float, int]]:
     """:func:`_both_seatings` of every board, in board order, a chunk of boards per walk
-    (:func:`_chunks`), the chunks on ``jobs`` processes.
+    (:func:`_chunks`), the chunks on ``jobs`` processes; raises :class:`Interrupted` once
+    ``stop`` is set (``walking``: as :func:`head_to_head`'s).
 
-    Workers are forked, so they share the policies (and their memory-mapped tables). The
-    parent computes every chunk's buckets and sends them with the chunk: bucket functions
-    may run numba's parallel kernels, and a child forked from a process that has started
-    GNU OpenMP threads is killed when it starts them again. A pool that loses a worker
-    raises (``BrokenProcessPool``) instead of waiting for it."""
+    In this process a chunk is walked off the main thread (:func:`run_stoppable`). Workers
+    are forked, so they share the policies (and their memory-mapped tables), the stop flag
+    and the chunks' counters (:class:`_Counters`, in shared memory). While the walks' kernels are cold the first
+    chunk is walked here before the fork, so that they compile once rather than once per
+    worker, and the workers inherit them. The parent computes every chunk's buckets and
+    sends them with the chunk: bucket functions may run numba's parallel kernels, and a
+    child forked from a process that has started GNU OpenMP threads is killed when it
+    starts them again. A pool that loses a worker raises (``BrokenProcessPool``) instead
+    of waiting for it."""
     global _SHARED
+    stop = Stop() if stop is None else stop
     chunks = _chunks(chosen)
-    if jobs == 1 or len(chunks) < 2:
-        for chunk in chunks:
-            yield from _both_seatings(a, b, game, chunk, _chunk_buckets(a, b, game, chunk))
+    counters = _Counters(len(chunks))
+    tally = _Tally([len(c) for c in chunks], counters)
+
+    def poll() -> None:
+        if walking is not None:
+            walking(tally.boards(), len(chosen), int(counters.nodes.sum()))
+
+    def here(i: int) -> list[tuple[float, float, int]]:
+        watch = counters.watch(stop.flag, i)
+        chunk = chunks[i]
+        out = run_stoppable(lambda: _both_seatings(a, b, game, chunk, _chunk_buckets(a, b, game, chunk), watch),
+                            stop, on_poll=poll, poll=_POLL)
+        assert out is not None  # a stopped walk made run_stoppable raise
+        tally.finished()
+        poll()
+        return out
+
+    first = len(chunks) if jobs == 1 or len(chunks) < 2 else int(kernels_cold())
+    for i in range(first):
+        yield from here(i)
+    if first == len(chunks):
         return
-    workers = min(jobs, len(chunks))
-    _SHARED = (a, b, game)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-    try:
-        pending: deque[Future[list[tuple[float, float, int]]]] = deque()
-        for chunk in chunks:
-            pending.append(pool.submit(_job, chunk, _chunk_buckets(a, b, game, chunk)))
-            if len(pending) > 2 * workers:  # a few chunks ahead of the workers, not all of them
-                yield from pending.popleft().result()
-        while pending:
-            yield from pending.popleft().result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        _SHARED = None
+    workers = min(jobs, len(chunks) - first)
+    pool_stop = Stop()
+    pool_stop.flag = _shared(1, np.int64)  # the workers read it, and their signal handlers set it
+    finished = False
+
+    def result(fut: Future[list[tuple[float, float, int]] | None]) -> list[tuple[float, float, int]]:
+        while True:
+            if stop:  # asked of the caller's flag alone (Stop.set, not stop_all)
+                pool_stop.set(int(stop.flag[0]))
+            try:
+                out = fut.result(timeout=_POLL)
+            except TimeoutError:
+                poll()
+                continue
+            if out is None:  # a worker's walk stopped
+                stop.set(pool_stop.signum or signal.SIGINT)
+                stop.check()
+            assert out is not None
+            tally.finished()
+            poll()
+            return out
+
+    with stoppable(pool_stop):
+        _SHARED = (a, b, game, pool_stop.flag, counters)
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_worker_start, initargs=(os.getpid(),))
+        try:
+            pending: deque[Future[list[tuple[float, float, int]] | None]] = deque()
+            for i in range(first, len(chunks)):
+                buckets = _chunk_buckets(a, b, game, chunks[i])
+                # the first submit forks the workers: no stop signal may reach a child
+                # before it has its own handlers, so they wait, blocked, until then
+                blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if i == first else None
+                try:
+                    pending.append(pool.submit(_job, chunks[i], buckets, i))
+                finally:
+                    if blocked is not None:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                if len(pending) > 2 * workers:  # a few chunks ahead of the workers, not all of them
+                    yield from result(pending.popleft())
+            while pending:
+                yield from result(pending.popleft())
+            finished = True
+        finally:
+            if not finished:  # stopped, failed or abandoned: every walk under way ends at its next node
+                pool_stop.set(stop.signum or signal.SIGINT)
+            pool.shutdown(wait=True, cancel_futures=True)
+            _SHARED = None
 
 
 def _board_at(game: Game, index: int) -> tuple[int, ...]:

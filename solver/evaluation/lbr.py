@@ -38,6 +38,12 @@ and sampled, seeded, earlier.
 
 A bot that folds where checking is free (``fold``) *surrenders*: the hand ends and it
 loses what it put in, as the paper's always-fold player does.
+
+Stopping (:mod:`poker._stop`): :meth:`LocalBestResponse.run` and
+:meth:`LocalBestResponse.exact_values` play off the main thread when called from it
+(:func:`poker._stop.run_stoppable`), so that SIGINT and SIGTERM act at once; the hands
+read the run's stop flag at every decision and the equity kernel before every run-out,
+and a stopped run raises :class:`poker._stop.Interrupted` with no result.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ import numpy as np
 from numba import njit
 
 from abstraction.betting import BettingAbstraction
+from poker._compile import cold
+from poker._stop import Stop, counter, run_stoppable, stoppable
 from poker.cards import deck_cards
 from poker.evaluator import rank_cards
 from poker.game import Game
@@ -74,6 +82,7 @@ __all__ = [
     "LEAKS_PRESET",
     "PlayerRange",
     "default_action_spec",
+    "kernels_cold",
     "leak_action_spec",
     "parse_action_set",
     "range_equity",
@@ -154,8 +163,10 @@ def _showdown_rows(hole, board, total_board, kh):  # pragma: no cover - compiled
     return me, op
 
 
-@njit(cache=True)
-def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_limit, seed):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_limit, seed, flag):  # pragma: no cover - compiled
+    """:func:`range_equity`'s kernel; returns at once (a meaningless figure) once
+    ``flag[0]`` is set, read before each run-out."""
     k = hole.shape[0]
     nb = board.shape[0]
     kh = hands.shape[1]
@@ -192,6 +203,8 @@ def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_
     if _n_choose_k(r, missing) <= enum_limit:
         idx = np.arange(missing)
         while True:
+            if flag[0] != 0:
+                return 0.5
             a, b = _score_cards(rest[idx], me, op, k + nb, kh + nb, n_me, kh, hands, live, n_live, weights, used)
             num += a
             den += b
@@ -208,6 +221,8 @@ def _range_equity(hole, board, total_board, hands, weights, rest, samples, enum_
         np.random.seed(seed)
         pool = rest.copy()
         for _ in range(samples):
+            if flag[0] != 0:
+                return 0.5
             for j in range(missing):  # partial Fisher-Yates: pool[:missing] is the draw
                 t = j + np.random.randint(r - j)
                 c = pool[t]
@@ -229,15 +244,19 @@ def range_equity(
     samples: int = 1000,
     enum_limit: int = 2000,
     seed: int = 0,
+    stop: Stop | None = None,
 ) -> float:
     """LBR's share of the pot at a showdown: ``hole`` against opponent ``hands``
     (``int[n, hole cards]``) weighted by ``weights`` (any scale; hands that hold a known
     card are ignored), over the board completions of ``game`` from ``board``. Every
     completion is enumerated when there are at most ``enum_limit`` of them (exact), else
-    ``samples`` are drawn with ``seed``. A tie counts half."""
+    ``samples`` are drawn with ``seed``. A tie counts half. The kernel releases the GIL and
+    reads ``stop``'s flag before each run-out: raises :class:`poker._stop.Interrupted` once
+    it is set."""
     known = set(int(c) for c in hole) | set(int(c) for c in board)
     rest = np.array([c for c in deck_cards(game.num_ranks, game.num_suits) if c not in known], np.int64)
-    return float(
+    flag = stop.flag if stop is not None else np.zeros(1, np.int64)
+    eq = float(
         _range_equity(
             np.asarray(hole, np.int64),
             np.asarray(board, np.int64),
@@ -248,8 +267,19 @@ def range_equity(
             int(samples),
             float(enum_limit),
             int(seed) & 0xFFFFFFFF,
+            flag,
         )
     )
+    if stop is not None:
+        stop.check()  # a stopped kernel's figure is not the equity
+    return eq
+
+
+def kernels_cold() -> bool:
+    """Whether LBR's equity kernel compiles before it runs in this process
+    (:func:`poker._compile.cold`): the first decision then takes some seconds. The
+    opponent's kernels (its buckets, its range) compile on their own account."""
+    return cold(_range_equity)
 
 
 # ---------------------------------------------------------------- LBR's action set
@@ -518,6 +548,8 @@ class LocalBestResponse:
         self.samples = int(samples)
         self.enum_limit = int(enum_limit)
         self.seed = int(seed)
+        #: the stop of the run under way (a fresh, unset one between runs)
+        self._stop = Stop()
         k = game.num_hole_cards
         deck = deck_cards(game.num_ranks, game.num_suits)
         self.hands = np.array(sorted(combinations(sorted(deck), k)), np.int64).reshape(-1, k)
@@ -585,6 +617,7 @@ class LocalBestResponse:
         eq = range_equity(
             hole, board, self.hands, weights, self.game, samples=self.samples,
             enum_limit=self.enum_limit, seed=(self.seed * 1_000_003 + hand * 101 + len(state.history)),
+            stop=self._stop,
         )
         me = state.actor
         assert me is not None
@@ -633,6 +666,7 @@ class LocalBestResponse:
         rng = opponent.range(self.hands, opp)
         state = State.new_hand(game, deal)
         while state.actor is not None:
+            self._stop.check()
             board = deal.board_through(state.round)
             if state.actor == lbr:
                 prior = self._prior(hole, board)
@@ -651,7 +685,12 @@ class LocalBestResponse:
 
     # -- exactly, over every deal
 
-    def exact_values(self, max_deals: int = 200_000) -> tuple[float, float]:
+    def exact_values(
+        self,
+        max_deals: int = 200_000,
+        progress: Callable[[int, int], None] | None = None,
+        stop: Stop | None = None,
+    ) -> tuple[float, float]:
         """LBR's expected chips per game against a strategy, exactly: every deal of the
         game (each ordered set of hole and board cards, equally likely), LBR at position
         0 and at position 1, and at each of the player's decisions every real action it
@@ -660,31 +699,58 @@ class LocalBestResponse:
         :func:`solver.evaluation.real_response.real_best_response_value` seat by seat,
         which it can never exceed when LBR's actions are real actions of the game. Only
         for small games (no-limit Leduc: 120 deals): more than ``max_deals`` deals is
-        refused."""
+        refused.
+
+        ``progress(done, total)``: hands walked (a deal at one of LBR's seats) of ``2 *
+        deals``, called about every 0.1 s and at the end, in the calling thread. ``stop``:
+        as :meth:`run`'s (raises :class:`poker._stop.Interrupted` once set)."""
         if self.opponent.card_blind:
             raise ValueError("the exact LBR value is for a strategy opponent")
         game = self.game
         k, nb = game.num_hole_cards, game.total_board_cards
         deck = deck_cards(game.num_ranks, game.num_suits)
-        n = len(deck)
-        count = math.perm(n, 2 * k + nb)
-        if count > max_deals:
-            raise ValueError(f"{game.name} has {count:,} deals; the exact LBR value enumerates at most {max_deals:,}")
+        count = self.exact_deals(max_deals)
         sums = [0.0, 0.0]
-        for cards in permutations(deck, 2 * k + nb):
-            boards, at = [], 2 * k
-            for m in game.num_board_cards:
-                boards.append(cards[at : at + m])
-                at += m
-            deal = Deal((cards[:k], cards[k : 2 * k]), tuple(boards))
-            for lbr in (0, 1):
-                rng = self.opponent.range(self.hands, 1 - lbr)
-                assert rng is not None
-                row = int(self.index_of(np.asarray([deal.holes[1 - lbr]]))[0])
-                sums[lbr] += self._exact(State.new_hand(game, deal), deal, lbr, rng, row)
+        done = counter()
+
+        def walk() -> None:
+            for cards in permutations(deck, 2 * k + nb):
+                boards, at = [], 2 * k
+                for m in game.num_board_cards:
+                    boards.append(cards[at : at + m])
+                    at += m
+                deal = Deal((cards[:k], cards[k : 2 * k]), tuple(boards))
+                for lbr in (0, 1):
+                    rng = self.opponent.range(self.hands, 1 - lbr)
+                    assert rng is not None
+                    row = int(self.index_of(np.asarray([deal.holes[1 - lbr]]))[0])
+                    sums[lbr] += self._exact(State.new_hand(game, deal), deal, lbr, rng, row)
+                    done[0] += 1
+
+        self._stopping(walk, None if progress is None else lambda: progress(int(done[0]), 2 * count), stop)
         return sums[0] / count, sums[1] / count
 
+    def exact_deals(self, max_deals: int = 200_000) -> int:
+        """The deals :meth:`exact_values` walks (each at both of LBR's seats): every
+        ordered set of hole and board cards. Raises ``ValueError`` above ``max_deals``."""
+        game = self.game
+        count = math.perm(game.num_ranks * game.num_suits, 2 * game.num_hole_cards + game.total_board_cards)
+        if count > max_deals:
+            raise ValueError(f"{game.name} has {count:,} deals; the exact LBR value enumerates at most {max_deals:,}")
+        return count
+
+    def _stopping(self, work: Callable[[], None], poll: Callable[[], None] | None, stop: Stop | None) -> None:
+        """``work()`` under :func:`run_stoppable` with ``stop`` (or a new one) registered and
+        made the run's, ``poll()`` called as it goes; raises Interrupted once stopped."""
+        with stoppable(stop) as stop:
+            self._stop = stop
+            try:
+                run_stoppable(work, stop, on_poll=poll)
+            finally:
+                self._stop = Stop()
+
     def _exact(self, state: State, deal: Deal, lbr: int, rng: PlayerRange, row: int) -> float:
+        self._stop.check()
         if state.actor is None:
             return float(state.values()[lbr])
         board = deal.board_through(state.round)
@@ -706,22 +772,34 @@ class LocalBestResponse:
         hands: int,
         on_decision: DecisionHook | None = None,
         progress: Callable[[int], None] | None = None,
+        stop: Stop | None = None,
     ) -> LBRResult:
-        """Play ``hands`` hands (hand ``h``: deal ``h // 2``, LBR at position ``h % 2``)."""
+        """Play ``hands`` hands (hand ``h``: deal ``h // 2``, LBR at position ``h % 2``).
+
+        ``progress(done)``: hands played, called about every 0.1 s and at the end, in the
+        calling thread (called from the main thread, the hands are played on another,
+        ``on_decision`` with them). ``stop``: ends the match once set; it is registered for
+        the call (:func:`poker._stop.stoppable`), so SIGINT and SIGTERM under the command
+        line's handlers reach it. Raises :class:`poker._stop.Interrupted` once stopped
+        (no result)."""
         if hands < 1:
             raise ValueError("LBR needs at least one hand")
         game = self.game
         dealer = Dealer(game, self.seed)
         values = np.zeros(hands)
+        done = counter()
+
+        def play() -> None:
+            deal = None
+            for h in range(hands):
+                if h % 2 == 0:
+                    deal = dealer.next_deal()
+                assert deal is not None
+                values[h] = self.play_hand(deal, h % 2, h, on_decision)
+                done[0] = h + 1
+
         t0 = time.perf_counter()
-        deal = None
-        for h in range(hands):
-            if h % 2 == 0:
-                deal = dealer.next_deal()
-            assert deal is not None
-            values[h] = self.play_hand(deal, h % 2, h, on_decision)
-            if progress is not None:
-                progress(h + 1)
+        self._stopping(play, None if progress is None else lambda: progress(int(done[0])), stop)
         seconds = time.perf_counter() - t0
         scale = 1000.0 / game.big_blind
         # Pairs of hands on one deal are the independent units of the interval.
