@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from solver.evaluation.best_response import (  # noqa: E402  (after the path)
     abstract_and_real_exploitability,
     exploitability,
+    walk_units,
 )
 from solver.strategy_io import load_strategy  # noqa: E402
 
@@ -52,9 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     strategy = load_strategy(args.strategy)
     walks: list[int] = []
 
+    per_walk = walk_units(strategy.problem)
+
     def count(done: int, total: int) -> None:
-        walks[:] = [total]
-        print(f"[bench] {done}/{total} walks", file=sys.stderr, flush=True)
+        walks[:] = [total // per_walk]
+        if done in (0, total):
+            print(f"[bench] {done:,}/{total:,} nodes ({total // per_walk} walks)", file=sys.stderr, flush=True)
 
     def evaluate(threads: int) -> tuple[float, Any]:
         start = time.perf_counter()

@@ -56,6 +56,7 @@ AVG_LINEAR = 1
 # Regret discounting of vector CFR (:func:`_after_walk`).
 DISCOUNT_NONE = 0
 DISCOUNT_LINEAR = 1
+DISCOUNT_DCFR = 2
 
 #: Uniforms an iteration of public chance or chance sampling draws (board events, then
 #: the two private hands), whatever the game uses of them.
@@ -228,6 +229,8 @@ def walk(
     rbuf: np.ndarray,
     cs: np.ndarray,
     frames: np.ndarray,
+    stop: np.ndarray,
+    visited: np.ndarray,
 ) -> None:
     """Walk the public tree from the root on first-street board state ``bs0``.
 
@@ -238,6 +241,11 @@ def walk(
     ``strat`` is the strategy both players follow: the current strategy for CFR, the
     evaluated profile for BR/EV. No recursion (numba cannot cache recursive kernels)
     and no allocation.
+
+    ``visited[0]`` counts the (node, board state) pairs the walk enters, its unit of
+    progress; as it enters each it reads ``stop[0]`` (a :class:`poker._stop.Stop`'s flag)
+    and returns at once if it is nonzero, its values then incomplete. A pair costs at
+    most a few passes over the hands, so a stop acts within microseconds to milliseconds.
     """
     n_h = rbuf.shape[2]
     for h in range(n_h):
@@ -249,6 +257,11 @@ def walk(
     frames[0, 2] = -1
     d = 0
     while True:
+        if frames[d, 2] < 0:  # entering (node, board state): count it, stop here if asked
+            # the count is a store in the same loop as the read, so the read stays inside it
+            visited[0] += 1
+            if stop[0] != 0:
+                return
         node = frames[d, 0]
         bs = frames[d, 1]
         kind = t.kind[node]
@@ -396,12 +409,19 @@ def root_value(
     rbuf: np.ndarray,
     cs: np.ndarray,
     frames: np.ndarray,
+    stop: np.ndarray,
+    visited: np.ndarray,
 ) -> float:
     """Walk from the root for every first-street board state; return the traverser's
-    expected value (the sum of its counterfactual values, which already carry chance)."""
+    expected value (the sum of its counterfactual values, which already carry chance).
+
+    ``stop`` and ``visited`` as for :func:`walk`: once ``stop[0]`` is nonzero the walk
+    returns early and the value is meaningless (the caller checks the flag)."""
     total = 0.0
     for i in range(c.root_states.shape[0]):
-        walk(t, c, c.root_states[i], trav, mode, strat, regrets, avg, avg_w, vals, rbuf, cs, frames)
+        walk(t, c, c.root_states[i], trav, mode, strat, regrets, avg, avg_w, vals, rbuf, cs, frames, stop, visited)
+        if stop[0] != 0:
+            return total
         for h in range(rbuf.shape[2]):
             total += rbuf[0, 2, h]
     return total
@@ -419,14 +439,32 @@ def _avg_weight(step: int, averaging: int, delay: int) -> float:
 
 
 @njit(cache=True)
-def _after_walk(t: KTree, c: KChance, regrets: np.ndarray, trav: int, plus: int, discount: int, step: int) -> None:
+def _after_walk(
+    t: KTree,
+    c: KChance,
+    regrets: np.ndarray,
+    trav: int,
+    plus: int,
+    discount: int,
+    step: int,
+    alpha: float,
+    beta: float,
+) -> None:
     """What follows the traverser's walk of iteration ``step``: CFR+'s floor of its
-    cumulative regrets at 0 (Tammelin 2014), and Linear CFR's discount of them by
-    step / (step + 1) (Brown & Sandholm 2019, AAAI, Section 3: iteration t's regrets then
-    weigh t, as regret matching only needs their proportions)."""
+    cumulative regrets at 0 (Tammelin 2014); Linear CFR's discount of them by
+    step / (step + 1) (Brown & Sandholm 2019, AAAI, "Regret discounting for CFR and its
+    variants": iteration t's regrets then weigh t, as regret matching only needs their
+    proportions); or Discounted CFR's (DISCOUNT_DCFR, the same section): positive ones
+    times t^alpha / (t^alpha + 1), negative ones times t^beta / (t^beta + 1), t = ``step``."""
     if not plus and discount == DISCOUNT_NONE:
         return
-    scale = step / (step + 1.0)
+    up = down = step / (step + 1.0)
+    if discount == DISCOUNT_DCFR:
+        ta = float(step) ** alpha
+        tb = float(step) ** beta
+        # a power beyond a float's range is a factor of 1, not inf / inf
+        up = 1.0 if ta == np.inf else ta / (ta + 1.0)
+        down = 1.0 if tb == np.inf else tb / (tb + 1.0)
     for node in range(t.kind.shape[0]):
         if t.kind[node] != DECISION or t.player[node] != trav:
             continue
@@ -436,8 +474,8 @@ def _after_walk(t: KTree, c: KChance, regrets: np.ndarray, trav: int, plus: int,
             r = regrets[e]
             if plus and r < 0.0:
                 r = 0.0
-            if discount == DISCOUNT_LINEAR:
-                r *= scale
+            if discount != DISCOUNT_NONE:
+                r *= up if r > 0.0 else down
             regrets[e] = r
 
 
@@ -458,22 +496,33 @@ def cfr_iterations(
     averaging: int,
     delay: int,
     discount: int,
+    alpha: float,
+    beta: float,
+    gamma: float,
 ) -> None:
     """Run ``iterations`` CFR iterations after ``done`` ones, with alternating updates.
 
     Per iteration t (1-based) and player i = 0 then 1: current strategy by regret
     matching of the latest regrets (so player 1 meets player 0's updated strategy),
     walk the tree updating i's regrets and average sums, then for CFR+ floor i's
-    cumulative regrets at 0 (Tammelin 2014, regret-matching+) and for Linear CFR
-    discount them (:func:`_after_walk`). The average weight is :func:`_avg_weight`.
+    cumulative regrets at 0 (Tammelin 2014, regret-matching+) and for Linear and
+    Discounted CFR discount them (:func:`_after_walk`; ``alpha`` and ``beta`` are
+    DCFR's). The average weight is :func:`_avg_weight` raised to ``gamma`` (1 but for
+    DCFR, whose average sums, multiplied by (t / (t + 1))^gamma after each iteration t,
+    leave iteration t's contribution weighted in proportion to t^gamma: linear averaging
+    raised to gamma).
     """
+    never = np.zeros(1, dtype=np.int64)  # training stops between batches, not in a walk
+    seen = np.zeros(1, dtype=np.int64)
     for it in range(iterations):
         step = done + it + 1
         w = _avg_weight(step, averaging, delay)
+        if gamma != 1.0 and w > 0.0:
+            w = w**gamma
         for trav in range(2):
             regret_match(t, c, regrets, strat, -1)
-            root_value(t, c, trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames)
-            _after_walk(t, c, regrets, trav, plus, discount, step)
+            root_value(t, c, trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames, never, seen)
+            _after_walk(t, c, regrets, trav, plus, discount, step, alpha, beta)
 
 
 @njit(cache=True, inline="always")
@@ -549,6 +598,8 @@ def pcs_iterations(
     :func:`cfr_iterations`; regret matching covers the rows the walk can read
     (:func:`_match_path`)."""
     n_streets = path.shape[0]
+    never = np.zeros(1, dtype=np.int64)  # training stops between batches, not in a walk
+    seen = np.zeros(1, dtype=np.int64)
     for it in range(uniforms.shape[0]):
         step = done + it + 1
         _sample_board(base, uniforms[it], path)
@@ -566,7 +617,7 @@ def pcs_iterations(
         w = _avg_weight(step, averaging, delay)
         for trav in range(2):
             _match_path(t, c, path, regrets, strat)
-            walk(t, c, path[0], trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames)
+            walk(t, c, path[0], trav, MODE_CFR, strat, regrets, avg, w, vals, rbuf, cs, frames, never, seen)
         for s in range(1, n_streets):
             if path[s] < 0:
                 break

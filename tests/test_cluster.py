@@ -23,24 +23,14 @@ from solver.training.cluster_identity import cluster_cache
 from solver.training.config import AlgorithmConfig, Budget, CheckpointConfig, TrainingConfig
 from solver.training.run import run_training
 
-if os.environ.get("POKERBOT_REQUIRE_CLUSTER"):  # CI installs the extra: a missing Ray fails
-    import ray
-else:
-    ray = pytest.importorskip("ray", reason="the cluster extra: pip install -e '.[cluster]'")
+from ._ray_nodes import ray, two_nodes  # skips this module without Ray (see there)
 
 
 @pytest.fixture(scope="module")
 def cluster():
     """A head and a second node, one CPU each, with small object stores; this process
     is connected to it as the driver."""
-    from ray.cluster_utils import Cluster
-
-    store = 160 * 1024 * 1024
-    c = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "object_store_memory": store, "include_dashboard": False},
-    )
-    c.add_node(num_cpus=1, object_store_memory=store)
+    c = two_nodes()
     ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
     yield c.address
     ray.shutdown()
@@ -484,9 +474,9 @@ def test_deltas_equal_numpys_arithmetic():
 
 def test_an_address_that_does_not_answer_is_refused_at_once():
     """Before Ray (which retries for minutes) is asked to join it."""
-    from abstraction.cluster import _probe
+    from abstraction.cluster import probe_head
 
     with pytest.raises(C.ClusterError, match="cannot reach the Ray cluster at 127.0.0.1:1"):
-        _probe("127.0.0.1:1", seconds=2.0)
+        probe_head("127.0.0.1:1", seconds=2.0)
     with pytest.raises(C.ClusterError, match="give HOST:PORT"):
-        _probe("nohost")
+        probe_head("nohost")

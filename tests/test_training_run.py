@@ -220,10 +220,15 @@ def test_run_training_is_the_command(tmp_path, capsys, monkeypatch):
     batches = stages.count("batch")
     assert stages[0] == "start" and stages[-1] == "end" and set(stages[1 : batches + 1]) == {"batch"}
     # then the evaluations' walks: the average's (both responders and the profile's
-    # value, one walk each on kuhn) and the policy as stored, each from 0/3
-    evaluating = [r.fields["evaluating"] for r in reports[batches + 1 : -1]]
-    walks = [f"{k}/3 walks" for k in range(4)]
-    assert evaluating == walks + [f"as stored, {w}" for w in walks]
+    # value, one walk each on kuhn: 9 nodes a walk) and the policy as stored, each
+    # counted from 0 to 27 nodes
+    evaluating = [r.evaluation for r in reports[batches + 1 : -1]]
+    assert all(e is not None for e in evaluating)
+    for what in ("average strategy", "as stored"):
+        done = [(e.done, e.total) for e in evaluating if e.what == what]
+        assert done[0] == (0, 27) and done[-1] == (27, 27) and done == sorted(done)
+    assert [e.what for e in evaluating] == sorted((e.what for e in evaluating), key=lambda w: w == "as stored")
+    assert reports[batches + 1].fields["evaluating"] == "average strategy, 0/27 nodes"
     assert reports[0].iterations_budget == 300 and reports[0].unit == " it"
     done = [r.iterations for r in reports[1 : batches + 1]]
     assert done == sorted(done)

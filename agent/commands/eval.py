@@ -10,6 +10,7 @@ is looked up through its buckets). See :mod:`solver.evaluation.best_response`.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 from pathlib import Path
@@ -17,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from poker._compile import COMPILING
 from poker.game import load_game
-from solver.evaluation.best_response import Result, abstract_and_real_exploitability
+from solver.evaluation.best_response import Result, abstract_and_real_exploitability, walks_cold
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 from solver.training.run import load_abstraction
 
@@ -63,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "imperfect-recall buckets the best such responder found by backward induction, a "
             "lower bound) and one that sees its exact cards (the real card game, same betting "
             "tree). Without a card abstraction both are the same. A strategy trained with "
-            "--abstraction DIR needs the same abstraction here."
+            "--abstraction DIR needs the same abstraction here. The progress bar counts the "
+            "(public node, board state) pairs the walks enter, of a total known before they "
+            "start; Ctrl-C or SIGTERM stops them within a second (status 130 or 143)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -115,11 +119,19 @@ def run(args: argparse.Namespace) -> int:
             f"{args.strategy} was trained for {strategy.game.name or 'another game'}, not {game.name}"
         )
     threads = args.threads or min(os.cpu_count() or 1, MAX_WALKS_AT_ONCE)
-    bar = Progress(None, "best response", unit=" walks", enabled=not args.quiet)
+    # the unit: a (public node, board state) pair a walk enters, summed over the walks
+    bar = Progress(None, "best response", unit=" nodes", enabled=not args.quiet)
+    if walks_cold():
+        bar.phase(COMPILING)
 
-    def walked(done: int, walks: int) -> None:
-        bar.total = walks
-        bar.update(done, force=done == walks)
+    def walked(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done)  # the last state is drawn when the bar closes
+
+    # the strategy and its problem live until the end: frozen, the collector stops
+    # scanning them (its full passes are pauses in which no signal is handled, and the
+    # interpreter makes one more at exit)
+    gc.freeze()
 
     try:
         abstract, real = abstract_and_real_exploitability(strategy, threads=threads, progress=walked)
@@ -201,7 +213,8 @@ def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 def run_h2h(args: argparse.Namespace) -> int:
     """Compute and print A's head-to-head value against B."""
-    from solver.evaluation.head_to_head import ALL_BOARDS_MAX, head_to_head, n_boards
+    from poker._compile import COMPILING
+    from solver.evaluation.head_to_head import ALL_BOARDS_MAX, head_to_head, kernels_cold, n_boards
 
     check_png(args.png)
     if args.boards is not None and args.boards < 1:
@@ -235,9 +248,20 @@ def run_h2h(args: argparse.Namespace) -> int:
     a, b = pa.policy, pb.policy
     todo = total if args.boards is None else min(args.boards, total)
     bar = Progress(todo, "h2h", unit=" boards", enabled=not args.quiet)
+    compiling = kernels_cold()
+    if compiling:
+        bar.phase(COMPILING)
+
+    def walking(done: float, _total: int, nodes: int) -> None:
+        # boards done count the chunk under way by its nodes, so the bar moves within a walk
+        nonlocal compiling
+        if compiling and not kernels_cold():
+            compiling = False
+            bar.phase(None)
+        bar.update(done, nodes=f"{nodes:,}")
+
     try:
-        res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed, jobs=args.jobs,
-                           progress=lambda done, _total: bar.update(done))
+        res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed, jobs=args.jobs, walking=walking)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     finally:
@@ -300,7 +324,7 @@ def _register_translated(what: argparse._SubParsersAction) -> None:  # type: ign
 def _run_translated(args: argparse.Namespace) -> int:
     """Predict, then walk, and print the real-game exploitability."""
     from poker._sysinfo import available_memory_gib
-    from solver.evaluation.real_response import Responder, predict_walk, real_exploitability
+    from solver.evaluation.real_response import Responder, predict_walk, real_exploitability, warm_up_walk
     from solver.play.player import translated
     from solver.strategy_io import open_strategy
 
@@ -317,6 +341,8 @@ def _run_translated(args: argparse.Namespace) -> int:
     free = available_memory_gib()
     line = (f"predicted: {sum(cost.nodes):,} real nodes, {cost.elements:.3g} vector elements, "
             f"at most {cost.bytes / 2**30:.2f} GiB, about {cost.seconds:,.0f} s")
+    if cost.compile_seconds:
+        line += f" (includes about {cost.compile_seconds:,.0f} s compiling, first run only)"
     if not args.json:
         print(f"{sf.game.name}: a best responder with {words} against {args.strategy}")
         print(line)
@@ -329,7 +355,15 @@ def _run_translated(args: argparse.Namespace) -> int:
         return 0
     if args.resolve:
         return _run_resolved(args, sf, policy, responder, words, cost)
-    bar = Progress(sum(cost.nodes), "best response", unit="nodes", enabled=not args.json)
+    bar = Progress(sum(cost.nodes), "best response", unit=" nodes", enabled=not args.json)
+    if cost.compile_seconds:
+        bar.phase(COMPILING)
+        warm_up_walk()  # here, not in the walk's first node: its rate then counts walking only
+    # The walk is Python, so a signal acts between two of its steps (each of its kernels
+    # takes milliseconds). What is built by now lives until the end: frozen, the collector
+    # stops scanning it, where a full collection of it took 1 to 2 s on the 20-card game,
+    # a pause in which no signal is handled (and the same again at exit).
+    gc.freeze()
     try:
         result = real_exploitability(policy, responder=responder, count_tree=False, self_play=False,
                                      progress=lambda n: bar.update(n))
@@ -350,26 +384,71 @@ def _br_line(result: Any, work: str) -> str:
             f"{result.exploitability:.6f} chips/game = {result.mbb_per_game:.1f} mbb/g ({work}, {result.seconds:.1f} s)")
 
 
+#: Seconds ``eval translated --resolve`` compiles the subgame solver on a first run: its
+#: warm-up (:func:`solver.resolve.subgame.warm_up`) took 7.8 s on no-limit Leduc and 9.6 s
+#: on full-deck hold'em with NUMBA_CACHE_DIR an empty directory, on the 2-vCPU
+#: development machine while other jobs ran (0.3 to 0.7 s from the cache).
+RESOLVE_COMPILE_SECONDS = 10.0
+
+
 def _run_resolved(args: argparse.Namespace, sf: Any, policy: Any, responder: Any, words: str, cost: Any) -> int:
     """``eval translated --resolve``: the re-solving player tabulated over the real game
     (:mod:`solver.resolve.exact`), its exploitability and its value against the
     translated blueprint, exactly."""
-    from solver.resolve.exact import resolved_exploitability, resolved_head_to_head
+    from poker._compile import COMPILING, cold
+    from poker._stop import counter, run_stoppable, stoppable
+    from solver.resolve import subgame
+    from solver.resolve.exact import resolved_exploitability, resolved_head_to_head, resolved_walk_nodes
 
     spec = resolve_spec(args)
     if spec.seconds is not None:
         raise UserError("--resolve-seconds makes the player depend on the clock: an exact evaluation needs "
                         "iteration budgets only")
     options = spec.options()
-    if not args.json:
-        print(f"re-solving: {spec.iterations} iterations a re-solve, sizes {','.join(f'{x:g}' for x in spec.sizes)}, "
-              f"gadget {spec.gadget} (the prediction is the translated player's walk; re-solving walks more)")
-    bar = Progress(sum(cost.nodes), "best response to the re-solving player", unit="nodes", enabled=not args.json)
-    try:
-        result, info = resolved_exploitability(policy, options, responder=responder, progress=lambda n: bar.update(n))
-    finally:
-        bar.close()
-    seats = resolved_head_to_head(policy, options)
+    # The walks and their re-solves run off the main thread (poker._stop), so that SIGINT
+    # and SIGTERM act at once and the bars are drawn from the kernels' counts meanwhile.
+    with stoppable() as stop:
+        totals = run_stoppable(lambda: resolved_walk_nodes(policy, options, responder=responder, stop=stop), stop)
+        compiling = cold(*subgame.KERNELS)
+        if not args.json:
+            print(f"re-solving: {spec.iterations} iterations a re-solve, sizes {','.join(f'{x:g}' for x in spec.sizes)}, "
+                  f"gadget {spec.gadget}; the walks count {totals[0]:,} nodes against the responder, "
+                  f"{totals[1]:,} against the blueprint (the prediction above is the translated player's)"
+                  + (f"; compiling the solver first, about {RESOLVE_COMPILE_SECONDS:.0f} s (first run only)"
+                     if compiling else ""))
+
+        def walk(label: str, total: int, run: Any) -> Any:
+            """``run(progress)`` on a worker thread with a bar of ``total`` nodes."""
+            done = counter()
+            bar = Progress(total, label, unit=" nodes", enabled=not args.json)
+            if compiling:
+                bar.phase(COMPILING)
+            counted = [False]  # the bar has counted some of the walk
+
+            def poll() -> None:
+                # the first count is not drawn: the rate is measured from it, and drawn with
+                # it a compile before it would count as walking time
+                bar.enabled = counted[0] and not args.json
+                bar.update(min(int(done[0]), total))
+                bar.enabled = not args.json
+                counted[0] = counted[0] or done[0] > 0
+
+            def work() -> Any:
+                if compiling:
+                    subgame.warm_up(sf.game)
+                return run(lambda n: done.__setitem__(0, n))
+
+            try:
+                return run_stoppable(work, stop, on_poll=poll)
+            finally:
+                bar.close()
+
+        result, info = walk("best response to the re-solving player", totals[0],
+                            lambda progress: resolved_exploitability(policy, options, responder=responder,
+                                                                     progress=progress, stop=stop))
+        compiling = False  # the first walk compiled what the second runs
+        seats = walk("re-solving player against its blueprint", totals[1],
+                     lambda progress: resolved_head_to_head(policy, options, progress=progress, stop=stop))
     versus = 1000.0 * (seats[0] + seats[1]) / 2.0 / sf.game.big_blind
     doc = {"game": sf.game.name, "strategy": str(args.strategy), "responder": words, "resolve": info,
            "options": {"iterations": spec.iterations, "sizes": list(spec.sizes), "at": list(spec.at),

@@ -12,6 +12,7 @@ plan alone (:func:`solver.training.run.plan_training`)."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import shlex
 import signal
@@ -24,7 +25,7 @@ from typing import Any
 from abstraction.plan import METRICS as ABSTRACT_METRICS
 from abstraction.plan import AbstractionParams
 from solver.training.algorithms import ALGORITHMS, FORMS
-from solver.training.cluster import SYNC_SECONDS, ClusterOptions
+from solver.training.cluster import HEAD_TIMEOUT, MAX_HEAD_TIMEOUT, SYNC_SECONDS, ClusterError, ClusterOptions
 from solver.training.config import (
     AVERAGING,
     DEEP_KEYS,
@@ -39,6 +40,7 @@ from solver.training.config import (
     EvaluationConfig,
     TrainingConfig,
 )
+from poker._compile import COMPILING
 from poker._sysinfo import GIB, available_memory_gib
 from solver.training.memory import format_bytes
 from solver.training.plan import PILOT_SECONDS, PILOT_SHARE
@@ -47,6 +49,7 @@ from solver.training.run import (
     METRICS_MAX_GAP,
     TABLE_STATS_ENTRIES,
     TABLE_STATS_GAP,
+    EvaluationProgress,
     TrainingPlan,
     TrainingProgress,
     TrainingRun,
@@ -114,9 +117,10 @@ CONFIG_KEYS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "sync_iterations": ("int", None),
     "hot_syncs": ("int", None),
     "hot_async": ("bool", None),
+    "cluster_timeout": ("float", None),
 }
 #: The keys of a cluster run (each needs ``cluster``).
-CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations", "hot_syncs", "hot_async")
+CLUSTER_KEYS = ("workers", "sync_seconds", "sync_iterations", "hot_syncs", "hot_async", "cluster_timeout")
 #: The keys that say how to build the card abstraction (each needs ``abstract_buckets``):
 #: the ``pokerbot abstract`` option of the same name without ``abstract_``.
 ABSTRACT_KEYS = (
@@ -163,7 +167,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "street): lossless buckets (every hand on every board) unless --abstraction DIR "
             "names a card abstraction built for this game by 'pokerbot abstract'. A progress "
             "bar shows deals/s (es/os/as/tcfr: one iteration deals one hand) or iterations/s "
-            "(cfr, cfr+, lcfr, cs, pcs, deep), the elapsed time and the time left (to the end of the --iterations "
+            "(cfr, cfr+, lcfr, cs, pcs, deep) per second of solving (time spent evaluating or "
+            "checkpointing not counted, as in --json and --metrics), the elapsed time and the time left (to the end of the --iterations "
             "or the --seconds budget, whichever comes first), nodes/s, resident memory and, "
             "where the game is small enough, the exploitability (mbb/g) in the abstract "
             "game; the final report adds the exploitability in the real card game. --algo deep "
@@ -178,7 +183,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             f"run on a throwaway solver ({PILOT_SECONDS:g} s, at most {PILOT_SHARE:.0%} of "
             "the iterations left), which leaves the run's results unchanged, whichever ends "
             "first; writing the checkpoints, the metrics and "
-            "the strategy file, scaled from the table's size) and its predicted peak memory "
+            "the strategy file, scaled from the table's size; where numba's cache is cold, "
+            "the compiling still to come, measured: first run only) and its predicted peak memory "
             "(the training memory of 'pokerbot tree' and its biggest part, what writing a "
             "checkpoint or the strategy file adds, and the interpreter's own); exact "
             "evaluations, on games small enough, "
@@ -191,7 +197,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Stopping and resuming: Ctrl-C (SIGINT) or SIGTERM ends the run at the end of "
             "the current batch of iterations (about 0.1 s): the strategy and a checkpoint "
             "(OUT.ckpt unless --checkpoint) are written and the exit status is 130 (SIGINT) "
-            "or 143 (SIGTERM); run the same command with --resume CHECKPOINT to continue "
+            "or 143 (SIGTERM), within a second also during an exact evaluation (whose "
+            "bar counts its walks' nodes); run the same command with --resume CHECKPOINT to continue "
             "(the same game, --betting, --abstraction, --algo and its options; another "
             "run's checkpoint is refused). Checkpoints are written only between batches, "
             "atomically (at the end, on a stop and every --checkpoint-every seconds of "
@@ -208,7 +215,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "precision, unaveraged, averaging, regret_floor, form, targeting, epsilon, probe, as_beta, as_tau, traversals, memory_size, net_width, net_layers, sgd_steps, batch_size, policy_steps, importance, close_threshold, "
             "pure, discount, discount_every, discount_until, dcfr_alpha, dcfr_beta, dcfr_gamma, "
             "prune_threshold, prune_after, prune_share, prune_floor, checkpoint, checkpoint_every, eval_every, final_eval, out, metrics, "
-            "cluster, workers, sync_seconds, sync_iterations, hot_syncs, hot_async. "
+            "cluster, workers, sync_seconds, sync_iterations, hot_syncs, hot_async, cluster_timeout. "
             "Options on the command line override the file. Relative paths in the file "
             "(abstraction, out, checkpoint, metrics) are relative to the current directory, "
             "as on the command line, not to the file's folder. Unknown keys and values of the "
@@ -249,7 +256,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "itself and refuses to join, in one line, if they or its code differ from the "
             "driver's; a card abstraction is sent to each machine once. A worker that dies "
             "is replaced and its share run again; checkpoints and --resume work as on one "
-            "machine (the driver writes them).",
+            "machine (the driver writes them). A head that does not answer (an address "
+            "where no Ray head listens, or one that stops answering mid-run) ends the run "
+            "in one line after --cluster-timeout seconds, a run under way with the "
+            "checkpoint of its last whole round.",
         )),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
@@ -539,6 +549,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "of waiting for all of them (no wait on the slowest; the run no longer repeats "
         "bit for bit)",
     )
+    p.add_argument(
+        "--cluster-timeout",
+        type=float,
+        metavar="T",
+        help=f"--cluster: seconds to wait for a Ray head that does not answer, at the start "
+        f"or mid-run, before the run ends with the checkpoint of its last whole round "
+        f"(default {HEAD_TIMEOUT:g}, at most {MAX_HEAD_TIMEOUT:g}: Ray ends a driver whose head "
+        "is gone for 60 s)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no plan")
     p.set_defaults(func=run)
@@ -713,6 +732,7 @@ def _cluster_options(args: argparse.Namespace) -> ClusterOptions | None:
             sync_iterations=args.sync_iterations,
             hot_syncs=0 if args.hot_syncs is None else args.hot_syncs,
             hot_async=bool(args.hot_async),
+            timeout=HEAD_TIMEOUT if args.cluster_timeout is None else args.cluster_timeout,
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -726,6 +746,10 @@ class ProgressBar:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self.bar: Progress | None = None
+        # the final evaluation's bar (its walks' nodes, with their own rate and ETA) and
+        # what it evaluates
+        self.eval_bar: Progress | None = None
+        self.eval_what = ""
 
     def note(self, line: str) -> None:
         """Print ``line`` on stderr above the bar (a cluster worker's news)."""
@@ -733,6 +757,19 @@ class ProgressBar:
             self.bar.note(line)
         else:
             print(line, file=sys.stderr, flush=True)
+
+    def _evaluation(self, e: EvaluationProgress) -> None:
+        """Draw the final evaluation's progress on a bar of its own, below the training's."""
+        if self.eval_bar is None or e.what != self.eval_what:
+            if self.eval_bar is not None:
+                self.eval_bar.close()
+            elif self.bar is not None:
+                self.bar.close()  # the training's last state stays above
+            self.eval_what = e.what
+            self.eval_bar = Progress(e.total, f"evaluate {e.what}", unit=" nodes", enabled=self.enabled)
+            if e.compiling:
+                self.eval_bar.phase(COMPILING)
+        self.eval_bar.update(e.done)  # its last state is drawn when it closes
 
     def __call__(self, report: TrainingProgress) -> None:
         if report.stage == "start":
@@ -748,6 +785,14 @@ class ProgressBar:
             )
             return
         assert self.bar is not None, "a run reports its start first"
+        if report.stage == "evaluate" and report.evaluation is not None:
+            self._evaluation(report.evaluation)
+            return
+        if report.stage == "end" and self.eval_bar is not None:
+            # the training's bar ended as the evaluation began; the figures go to stdout
+            self.eval_bar.close()
+            self.eval_bar = None
+            return
         self.bar.update(report.iterations, spent=report.seconds, **report.fields)
         if report.stage == "end":
             self.bar.close()
@@ -824,10 +869,27 @@ def run(args: argparse.Namespace) -> int:
         stages.close()  # the build's last bar, before the line that says it is done
         bar.note(line)
 
+    frozen: list[bool] = []
+
+    def progress(report: TrainingProgress) -> None:
+        if report.stage == "evaluate" and not frozen:
+            # What the run built (tables, problem, card abstraction, compiled kernels) lives
+            # until the process ends: frozen, the collector stops scanning it. A full pass
+            # over it took about a second on a loaded machine, a pause in which no signal
+            # is handled, and the interpreter makes one more at exit (a stopped evaluation
+            # then ended the process in 1.5 s instead of 0.3 s).
+            gc.freeze()
+            frozen.append(True)
+        bar(report)
+
     try:
         result = run_training(
-            config, progress=bar, plan=args.json or not args.quiet, say=say, build_progress=stages
+            config, progress=progress, plan=args.json or not args.quiet, say=say, build_progress=stages
         )
+    except ClusterError:
+        if bar.bar is not None:
+            bar.bar.close()  # the error's line must not run on from the bar's
+        raise
     finally:
         stages.close()
     print(json.dumps(_summary(result)) if args.json else _line(result))

@@ -31,20 +31,27 @@ i's best response (Johanson et al. 2011, Eq. 1 halved, as OpenSpiel's
 
 The walks of an evaluation are independent (each player's best response, and the
 profile's value), so with ``threads`` above 1 they run side by side (the walk releases
-the GIL), each with its own scratch space; the figures are the same either way.
-``progress`` hears of each walk as it ends: (walks done, walks in all).
+the GIL), each with its own scratch space; the figures are the same either way. They run
+off the calling thread (:func:`poker._stop.run_stoppable`) and read a stop flag as they
+enter each (public node, board state) pair, so SIGINT or SIGTERM (through
+:func:`poker._stop.stop_all`) ends an evaluation within a second, even one whose walks
+take minutes; it then raises :class:`poker._stop.Interrupted` and returns no figure.
+Those pairs are the unit of progress: :func:`walk_units` per walk, known before the
+walks start, and ``progress`` hears (pairs done, pairs in all) of the whole evaluation
+about ten times a second while it runs.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from poker._compile import cold
+from poker._stop import Interrupted, counter, run_stoppable, stoppable
 from poker.game import Game
 
 from .. import _kernels as K
@@ -52,22 +59,27 @@ from ..problem import Buffers, Problem, as_game
 from ..strategy import Strategy
 
 __all__ = [
-    "WalkProgress",
+    "NodeProgress",
     "Result",
     "abstract_and_real_exploitability",
     "abstract_best_response_value",
     "abstract_walks",
     "abstract_exploitability",
     "best_response_value",
+    "evaluation_units",
     "exploitability",
     "profile_value",
+    "walk_units",
+    "walks_cold",
 ]
 
 
-#: Told (walks done, walks in all) as each walk of an evaluation ends, from any thread.
-WalkProgress = Callable[[int, int], None]
-#: What a walk calls when it ends (internal: counts towards a :data:`WalkProgress`).
-_Tick = Callable[[], None]
+#: Told (units done, units in all) of an evaluation's walks, a unit being a (public node,
+#: board state) pair a walk enters (:func:`walk_units`), from the thread that waits on them.
+NodeProgress = Callable[[int, int], None]
+#: A walk of an evaluation: ``job(flag, visited)`` reads the stop ``flag`` and counts its
+#: units in ``visited[0]``; its value is meaningless once the flag is set.
+_Job = Callable[[np.ndarray, np.ndarray], float]
 
 
 @dataclass(frozen=True)
@@ -85,10 +97,6 @@ class Result:
     value: float
 
 
-class _Abandoned(Exception):
-    """A walk stopped at a level because another failed or the caller was interrupted."""
-
-
 def _checked_policy(strategy: Strategy, player: int) -> np.ndarray:
     p = strategy.problem
     if strategy.policy.shape != (p.size,):
@@ -99,7 +107,8 @@ def _checked_policy(strategy: Strategy, player: int) -> np.ndarray:
 
 
 def _root(
-    p: Problem, player: int, mode: int, policy: np.ndarray, acc: np.ndarray, b: Buffers
+    p: Problem, player: int, mode: int, policy: np.ndarray, acc: np.ndarray, b: Buffers,
+    flag: np.ndarray, visited: np.ndarray,
 ) -> float:
     dummy = np.zeros(1)
     return float(
@@ -116,17 +125,50 @@ def _root(
             b.rbuf,
             b.cs,
             b.frames,
+            flag,
+            visited,
         )
     )
 
 
-def _walk(strategy: Strategy, player: int, mode: int, tick: _Tick | None = None) -> float:
+def _walk(strategy: Strategy, player: int, mode: int, flag: np.ndarray, visited: np.ndarray) -> float:
     policy = _checked_policy(strategy, player)
     p = strategy.problem
-    value = _root(p, player, mode, policy, np.zeros(1), p.buffers())
-    if tick is not None:
-        tick()
-    return value
+    return _root(p, player, mode, policy, np.zeros(1), p.buffers(), flag, visited)
+
+
+def _alone(job: _Job) -> float:
+    """One walk (or one responder's walks) as an evaluation of its own: off the calling
+    thread, stopped by :func:`poker._stop.stop_all`, raising
+    :class:`~poker._stop.Interrupted` when stopped."""
+    with stoppable() as stop:
+        return run_stoppable(lambda: job(stop.flag, counter()), stop)
+
+
+def walk_units(problem: Problem) -> int:
+    """The units of progress of one walk from the root (:func:`solver._kernels.root_value`):
+    the (public node, board state) pairs it enters, every node of a street once per board
+    state of that street the walk reaches (every first-street state, then the children of
+    a reached state on which some hand is alive)."""
+    c = problem.kchance
+    live = (np.asarray(c.bucket) >= 0).any(axis=1)
+    reached: list[int] = []
+    states = np.asarray(c.root_states, dtype=np.int64)
+    while states.size:
+        reached.append(int(states.size))
+        n = np.asarray(c.bs_n_child, dtype=np.int64)[states]
+        first = np.asarray(c.bs_child, dtype=np.int64)[states]
+        # every child of every reached state: first + 0 .. n - 1, run by run
+        kids = np.repeat(first - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+        states = kids[live[kids]]
+    per_street = np.bincount(problem.tree.street, minlength=len(reached))
+    return int(sum(int(per_street[s]) * r for s, r in enumerate(reached)))
+
+
+def walks_cold() -> bool:
+    """Whether the walk kernel compiles before it runs (numba's cache is cold): an
+    evaluation then spends its first seconds compiling (first run only)."""
+    return cold(K.root_value)
 
 
 def _buckets_identify_hands(problem: Problem) -> bool:
@@ -168,15 +210,12 @@ def _levels(problem: Problem, player: int) -> list[list[int]]:
     return out
 
 
-def abstract_best_response_value(strategy: Strategy, player: int, tick: _Tick | None = None) -> float:
-    """Value (chips per game) of ``player``'s best response limited to the strategy's
-    buckets, found by backward induction (see the module docstring; exact for
-    perfect-recall buckets, a lower bound on the abstract best response otherwise).
-    ``tick`` is called after each of its walks (:func:`abstract_walks` of them)."""
+def _abstract_best_response(strategy: Strategy, player: int, flag: np.ndarray, visited: np.ndarray) -> float:
+    """:func:`abstract_best_response_value` as a job of an evaluation (see :data:`_Job`)."""
     policy = _checked_policy(strategy, player)
     p = strategy.problem
     if _buckets_identify_hands(p):
-        return best_response_value(strategy, player, tick)
+        return _walk(strategy, player, K.MODE_BR, flag, visited)
     tree = p.tree
     b = p.buffers()
     pure = policy.copy()
@@ -186,9 +225,9 @@ def abstract_best_response_value(strategy: Strategy, player: int, tick: _Tick | 
         # decisions are already fixed: their argmax per bucket is the action with the
         # highest counterfactual value (the node's own policy term is common to all).
         acc[:] = 0.0
-        _root(p, player, K.MODE_CFR, pure, acc, b)
-        if tick is not None:
-            tick()
+        _root(p, player, K.MODE_CFR, pure, acc, b, flag, visited)
+        if flag[0]:
+            return float("nan")  # stopped: the sums are partial
         for node in nodes:
             n_act = int(tree.n_child[node])
             nb = int(p.chance.n_buckets[tree.street[node]])
@@ -197,10 +236,15 @@ def abstract_best_response_value(strategy: Strategy, player: int, tick: _Tick | 
             block = np.zeros((nb, n_act))
             block[np.arange(nb), best] = 1.0
             pure[o : o + nb * n_act] = block.ravel()
-    value = _root(p, player, K.MODE_EV, pure, np.zeros(1), b)
-    if tick is not None:
-        tick()
-    return value
+    return _root(p, player, K.MODE_EV, pure, np.zeros(1), b, flag, visited)
+
+
+def abstract_best_response_value(strategy: Strategy, player: int) -> float:
+    """Value (chips per game) of ``player``'s best response limited to the strategy's
+    buckets, found by backward induction (see the module docstring; exact for
+    perfect-recall buckets, a lower bound on the abstract best response otherwise). Its
+    walks (:func:`abstract_walks` of them) stop as an evaluation's do."""
+    return _alone(lambda flag, visited: _abstract_best_response(strategy, player, flag, visited))
 
 
 def abstract_walks(strategy: Strategy, player: int) -> int:
@@ -211,26 +255,27 @@ def abstract_walks(strategy: Strategy, player: int) -> int:
     return 1 if _buckets_identify_hands(p) else len(_levels(p, player)) + 1
 
 
-def best_response_value(strategy: Strategy, player: int, tick: _Tick | None = None) -> float:
+def best_response_value(strategy: Strategy, player: int) -> float:
     """Value (chips per game) of ``player``'s best response to the other player's part of ``strategy``."""
-    return _walk(strategy, player, K.MODE_BR, tick)
+    return _alone(lambda flag, visited: _walk(strategy, player, K.MODE_BR, flag, visited))
 
 
-def profile_value(strategy: Strategy, player: int = 0, tick: _Tick | None = None) -> float:
+def profile_value(strategy: Strategy, player: int = 0) -> float:
     """Expected value (chips per game) of ``player`` when both players follow ``strategy``."""
-    return _walk(strategy, player, K.MODE_EV, tick)
+    return _alone(lambda flag, visited: _walk(strategy, player, K.MODE_EV, flag, visited))
 
 
 def exploitability(
     game: Game | str | Path | None, strategy: Strategy, *, threads: int = 1,
-    progress: WalkProgress | None = None,
+    progress: NodeProgress | None = None,
 ) -> Result:
     """Exploitability of ``strategy`` in the real card game (both best-response values and
     the profile's value): each best responder sees its exact cards and the board, the
     strategy is looked up through its buckets, the betting tree is the strategy's.
 
     ``game`` (or None) must be the game the strategy was made for. ``threads``: walks
-    at once (up to 3); ``progress``: see the module docstring.
+    at once (up to 3); ``progress``: (units done, units in all), see the module
+    docstring. Raises :class:`~poker._stop.Interrupted` if stopped (SIGINT, SIGTERM).
     """
     _check_game(game, strategy)
     real = _evaluate(strategy, threads, progress, abstract=False)[1]
@@ -240,7 +285,7 @@ def exploitability(
 
 def abstract_exploitability(
     game: Game | str | Path | None, strategy: Strategy, *, threads: int = 1,
-    progress: WalkProgress | None = None,
+    progress: NodeProgress | None = None,
 ) -> Result:
     """Exploitability of ``strategy`` in its abstract game: each best responder is limited
     to the strategy's buckets (:func:`abstract_best_response_value`). Without a card
@@ -256,7 +301,7 @@ def abstract_exploitability(
 
 
 def abstract_and_real_exploitability(
-    strategy: Strategy, *, threads: int = 1, progress: WalkProgress | None = None
+    strategy: Strategy, *, threads: int = 1, progress: NodeProgress | None = None
 ) -> tuple[Result, Result]:
     """(:func:`abstract_exploitability`, :func:`exploitability`) of ``strategy``; the
     walks are made once when the buckets tell every hand apart (then both are equal),
@@ -272,76 +317,94 @@ def _check_game(game: Game | str | Path | None, strategy: Strategy) -> None:
         raise ValueError("the strategy was made for a different game")
 
 
-def _evaluate(
-    strategy: Strategy, threads: int, progress: WalkProgress | None, *, abstract: bool = True,
-    real: bool = True,
-) -> tuple[Result | None, Result | None]:
-    """The abstract and real results asked for (None where not), their walks run
-    ``threads`` at a time; the profile's value is walked once for both."""
-    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
-        raise ValueError(f"threads {threads!r} must be a whole number of at least 1")
+def _jobs(strategy: Strategy, abstract: bool, real: bool) -> tuple[dict[str, _Job], int, bool]:
+    """The walks of an evaluation: its jobs by name (the longest first, so that threads
+    finish together: an abstract responder makes a walk per level of its decisions), how
+    many walks they make, and whether the abstract responder is the real one (then only
+    the real one runs)."""
     same = _buckets_identify_hands(strategy.problem)
-    if same:  # the abstract responder is the real one
+    if same:
         abstract, real = False, abstract or real
-    # the longest first, so that threads finish together: the abstract responders make
-    # a walk per level of their decisions
-    jobs: dict[str, Callable[[_Tick | None], float]] = {}
+    jobs: dict[str, _Job] = {}
     walks = 1
     if abstract:
         for i in (0, 1):
-            jobs[f"abstract{i}"] = lambda t, i=i: abstract_best_response_value(strategy, i, t)
+            jobs[f"abstract{i}"] = lambda f, v, i=i: _abstract_best_response(strategy, i, f, v)
             walks += abstract_walks(strategy, i)
     if real:
         for i in (0, 1):
-            jobs[f"real{i}"] = lambda t, i=i: best_response_value(strategy, i, t)
+            jobs[f"real{i}"] = lambda f, v, i=i: _walk(strategy, i, K.MODE_BR, f, v)
         walks += 2
-    jobs["value"] = lambda t: profile_value(strategy, 0, t)
-    done = 0
-    lock = threading.Lock()
-    # Once a walk fails, its progress callback raises (to stop the evaluation) or the
-    # caller is interrupted (Ctrl-C), no walk starts and the walks under way stop at
-    # their next level; the first error is raised when they have.
-    failed: list[BaseException] = []
+    jobs["value"] = lambda f, v: _walk(strategy, 0, K.MODE_EV, f, v)
+    return jobs, walks, same
 
-    def tick() -> None:
-        nonlocal done
-        if failed:
-            raise _Abandoned
-        with lock:  # walks end on any thread; the caller hears of them one at a time
-            done += 1
-            if progress is not None:
-                progress(done, walks)
+
+def evaluation_units(strategy: Strategy, *, abstract: bool = True, real: bool = True) -> int:
+    """The units of progress (:func:`walk_units`) of an evaluation of ``strategy`` in the
+    abstract game, the real game or both (:func:`abstract_and_real_exploitability`):
+    what its ``progress`` counts to."""
+    return _jobs(strategy, abstract, real)[1] * walk_units(strategy.problem)
+
+
+def _evaluate(
+    strategy: Strategy, threads: int, progress: NodeProgress | None, *, abstract: bool = True,
+    real: bool = True,
+) -> tuple[Result | None, Result | None]:
+    """The abstract and real results asked for (None where not), their walks run
+    ``threads`` at a time off the calling thread; the profile's value is walked once for
+    both. A stop (:func:`poker._stop.stop_all`) ends every walk at its next node and
+    raises :class:`~poker._stop.Interrupted`; a walk that fails, or a ``progress`` that
+    raises (how a caller stops the evaluation itself), stops the others the same way and
+    its error is raised."""
+    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+        raise ValueError(f"threads {threads!r} must be a whole number of at least 1")
+    jobs, walks, same = _jobs(strategy, abstract, real)
+    if same:
+        abstract, real = False, abstract or real
+    total = walks * walk_units(strategy.problem)
+    names = list(jobs)
+    visited = {n: counter() for n in names}  # one counter a walk: each has one writer
+    failed: list[BaseException] = []  # the first error of a walk or of progress
 
     if progress is not None:
-        progress(0, walks)
-    names = list(jobs)
-    if threads > 1:
+        progress(0, total)
+    with stoppable() as stop:
 
         def run(name: str) -> float:
-            if failed:
+            if stop:
                 return float("nan")
             try:
-                return jobs[name](tick)
+                return jobs[name](stop.flag, visited[name])
             except BaseException as exc:
-                with lock:
-                    failed.append(exc)
+                failed.append(exc)
+                stop.set()  # the other walks end at their next node
                 raise
 
-        pool = ThreadPoolExecutor(min(int(threads), len(names)))
+        def work() -> dict[str, float]:
+            if threads == 1:
+                return {n: run(n) for n in names}
+            with ThreadPoolExecutor(min(int(threads), len(names))) as pool:
+                futures = [pool.submit(run, n) for n in names]
+                wait(futures)
+            if failed:
+                raise failed[0]
+            return {n: f.result() for n, f in zip(names, futures)}
+
+        def poll() -> None:
+            if progress is None or failed:
+                return
+            try:
+                progress(sum(int(v[0]) for v in visited.values()), total)
+            except BaseException as exc:
+                failed.append(exc)
+                stop.set()
+
         try:
-            futures = [pool.submit(run, n) for n in names]
-            for f in futures:
-                f.exception()  # waits; a Ctrl-C ends the wait
-        except BaseException as exc:
-            failed.append(exc)
-            pool.shutdown(wait=True, cancel_futures=True)
+            figures = run_stoppable(work, stop, on_poll=poll)
+        except Interrupted:
+            if failed:  # stopped by the progress callback's error, not by a signal
+                raise failed[0] from None
             raise
-        pool.shutdown(wait=True)
-        if failed:
-            raise failed[0]
-        figures = {n: f.result() for n, f in zip(names, futures)}
-    else:
-        figures = {n: jobs[n](tick) for n in names}
 
     def result(prefix: str) -> Result:
         br0, br1 = figures[f"{prefix}0"], figures[f"{prefix}1"]

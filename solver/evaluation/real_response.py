@@ -86,6 +86,7 @@ import numpy as np
 from numba import njit
 
 from abstraction.betting import size_to_raise_to
+from poker._compile import cold
 from poker.game import Game
 from poker.state import Action, State
 
@@ -93,6 +94,7 @@ from ..chance import lossless_bucket, raw_lossless_bucket
 from ..play.policy import LOST, BucketFn, TranslatedPolicy, after_opponent
 from ..strategy import Strategy
 from ._cards import card_layer
+from ._terminal import _card_totals, _hand_disjoint, _hand_showdown
 from .runouts import RunOuts
 
 __all__ = [
@@ -106,7 +108,10 @@ __all__ = [
     "translated_policy",
     "predict_walk",
     "Responder",
+    "WALK_COMPILE_SECONDS",
     "WalkCost",
+    "walk_cold",
+    "warm_up_walk",
 ]
 
 _TOL = 1e-9
@@ -642,18 +647,21 @@ class WalkCost:
     zero is not pruned here); ``rows[s]``: the length of a vector there; ``elements``:
     vector elements the walk of both seats touches (nodes x rows x the mapping states);
     ``bytes``: the most memory it needs (its caches' bounds included); ``seconds``: the nodes at :data:`US_PER_NODE`
-    plus the elements at :data:`NS_PER_ELEMENT`."""
+    plus the elements at :data:`NS_PER_ELEMENT`, plus ``compile_seconds``: compiling the
+    walk's kernels first where numba's cache is cold (:data:`WALK_COMPILE_SECONDS`; 0 when
+    they are compiled or cached)."""
 
     nodes: tuple[int, ...]
     rows: tuple[int, ...]
     elements: float
     bytes: int
     seconds: float
+    compile_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {"nodes": list(self.nodes), "rows": list(self.rows), "elements": self.elements,
-                "bytes": self.bytes, "seconds": self.seconds}
+                "bytes": self.bytes, "seconds": self.seconds, "compile_seconds": self.compile_seconds}
 
 
 #: A walk's time per node (Python) and per vector element it touches, measured on the
@@ -663,6 +671,29 @@ class WalkCost:
 #: for walks of a few thousand nodes: the prediction is good to a factor of about 2.
 US_PER_NODE = 25.0
 NS_PER_ELEMENT = 8.0
+#: Compiling the walk's kernels (the terminal values' and :func:`_all_close`) with numba's
+#: cache cold: the first walk of a Leduc strategy in a process whose NUMBA_CACHE_DIR was
+#: an empty folder took 1.7 and 3.3 s more than the second (the kernels the card layer
+#: needs are compiled by :func:`predict_walk` itself, before it predicts); the 2-vCPU
+#: development VM while other jobs ran, 2026-12-07.
+WALK_COMPILE_SECONDS = 3.0
+
+
+def walk_cold() -> bool:
+    """Whether the walk's kernels compile before they run (numba's cache is cold)."""
+    return cold(_hand_disjoint, _hand_showdown, _card_totals, _all_close)
+
+
+def warm_up_walk() -> None:
+    """Compile (or load from numba's cache) the walk's kernels on one hand of one board,
+    with the types the walk passes them (which do not depend on the game), so that a
+    caller can say so before the walk rather than in its first node."""
+    hands = np.zeros((1, 2), dtype=np.int64)
+    reach, out = np.zeros((1, 1)), np.empty((1, 1))
+    order = np.zeros((1, 1), dtype=np.int64)
+    _hand_disjoint(hands, reach, out)
+    _hand_showdown(hands, order, order.copy(), reach, out)
+    _all_close(np.zeros(1), np.zeros(1), _TOL)
 
 
 def predict_walk(policy: TranslatedPolicy, responder: Responder | None = None) -> WalkCost:
@@ -721,8 +752,9 @@ def predict_walk(policy: TranslatedPolicy, responder: Responder | None = None) -
     # peak: a vector per mapping state on the deepest path (about 4 per street), the
     # buckets and the showdown order of the last street, the probability cache
     peak = 8 * (16 * sum(rows) + 3 * rows[-1]) + TranslatedPlayer.cache_bytes + _Walker.memo_bytes
-    seconds = sum(nodes) * US_PER_NODE * 1e-6 + elements * NS_PER_ELEMENT * 1e-9
-    return WalkCost(tuple(nodes), tuple(rows), elements, int(peak), seconds)
+    compiling = WALK_COMPILE_SECONDS if walk_cold() else 0.0
+    seconds = sum(nodes) * US_PER_NODE * 1e-6 + elements * NS_PER_ELEMENT * 1e-9 + compiling
+    return WalkCost(tuple(nodes), tuple(rows), elements, int(peak), seconds, compiling)
 
 
 def real_exploitability(

@@ -1,7 +1,7 @@
 """The one place that maps an algorithm's name to its solver.
 
 :func:`make_solver` picks CFR or CFR+ (:mod:`solver.training.cfr`) in vector or history form
-(:mod:`solver.training.history_cfr`), or Linear CFR, or chance or public chance sampling
+(:mod:`solver.training.history_cfr`), or Linear or Discounted CFR, or chance or public chance sampling
 (:mod:`solver.training.chance_sampling`), which keep vector CFR's tables;
 :func:`make_training_solver` any of :data:`ALGORITHMS`, adding external, outcome and average strategy sampling (:mod:`solver.training.mccfr`), Targeted CFR
 (:mod:`solver.training.tcfr`) and Deep CFR (:mod:`solver.training.deep_cfr`), which take their shared options as one
@@ -22,7 +22,7 @@ from abstraction.betting import BettingAbstraction
 from poker.game import Game
 
 from .deep_cfr import DeepCFROptions, DeepCFRSolver, warm_traversals
-from .cfr import CFRPlusSolver, CFRSolver, LinearCFRSolver
+from .cfr import CFRPlusSolver, CFRSolver, DiscountedCFRSolver, LinearCFRSolver
 from .chance_sampling import ChanceSamplingSolver, PublicChanceSamplingSolver
 from ..chance import BucketFn, StrengthFn
 from .history_cfr import HistoryCFRSolver
@@ -56,6 +56,7 @@ _VECTOR: dict[Algorithm, Callable[..., VectorCFRSolver]] = {
     Algorithm.CFR: CFRSolver,
     Algorithm.CFR_PLUS: CFRPlusSolver,
     Algorithm.LINEAR_CFR: LinearCFRSolver,
+    Algorithm.DISCOUNTED_CFR: DiscountedCFRSolver,
     Algorithm.PUBLIC_CHANCE_SAMPLING: PublicChanceSamplingSolver,
     Algorithm.CHANCE_SAMPLING: ChanceSamplingSolver,
 }
@@ -71,9 +72,10 @@ def make_solver(
     form: str = "vector",
     seed: int | None = None,
 ) -> VectorCFRSolver:
-    """The solver for ``algo`` (an :class:`Algorithm`: 'cfr', 'cfr+', 'lcfr', 'pcs' or
-    'cs') in ``form`` ('vector', the fast one, or 'history' for 'cfr' and 'cfr+', which
-    repeats OpenSpiel's floating-point operations; small games only). ``seed``: the
+    """The solver for ``algo`` (an :class:`Algorithm`: 'cfr', 'cfr+', 'lcfr', 'dcfr' (the
+    paper's alpha = 3/2, beta = 0, gamma = 2), 'pcs' or 'cs') in ``form`` ('vector', the
+    fast one, or 'history' for 'cfr' and 'cfr+', which repeats OpenSpiel's floating-point
+    operations; small games only). ``seed``: the
     chance stream of 'pcs' and 'cs' (default 0); the others take none."""
     algo = Algorithm(algo)
     if form not in FORMS:

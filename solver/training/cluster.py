@@ -65,7 +65,15 @@ share's result (with hot syncs, the whole round: the others wait on the dead wor
 rows, so the driver frees them and runs the round again). The run says so on its log.
 The driver's own state is the solver's: checkpoints (written atomically by the driver,
 :mod:`solver.training.checkpoint`) resume
-a run whose driver died, as on one machine.
+a run whose driver died, as on one machine. A head that stops answering is another
+matter: nothing can be replaced without it, and Ray ends a driver whose head has been
+gone for 60 s. So whenever it waits (in slices of :data:`POLL_SECONDS`), before it
+replaces a worker and before a round's tables go out, the driver asks the head's GCS
+(:func:`~abstraction.cluster.head_silence`); once it has not answered for
+``ClusterOptions.timeout`` seconds the run ends with :class:`ClusterLost` (as it does
+when a worker keeps dying), its tables those of the last round merged whole (a round's
+results are all in before the first is added), which
+:func:`solver.training.run.run_training` writes as the checkpoint.
 
 **Identity.** Before it joins, every worker builds the game, the betting tree and the
 card buckets itself and compares a digest of each, and of the code that runs the kernel
@@ -91,7 +99,15 @@ from typing import Any
 
 import numpy as np
 
-from abstraction.cluster import INSTALL_HINT, ClusterError, code_digest, connect, import_ray
+from abstraction.cluster import (
+    INSTALL_HINT,
+    ClusterError,
+    code_digest,
+    connect,
+    head_silence,
+    import_ray,
+    probe_head,
+)
 
 from .cluster_deltas import HotRows, decode_delta, delta_bytes, encode_delta, hot_entries
 from .cluster_identity import abstraction_files, cluster_cache, problem_digest, write_abstraction
@@ -103,11 +119,13 @@ __all__ = [
     "CLUSTER_ALGORITHMS",
     "INSTALL_HINT",
     "ClusterError",
+    "ClusterLost",
     "ClusterOptions",
     "ClusterRunner",
     "ClusterStats",
     "SYNC_SECONDS",
     "WorkerSpec",
+    "check_head",
     "code_digest",
     "split_shares",
 ]
@@ -118,8 +136,22 @@ CLUSTER_ALGORITHMS = ("es", "os", "as", "tcfr")
 READY_TIMEOUT = 300.0
 #: Replacements a run tolerates per worker before it gives up.
 MAX_REPLACEMENTS = 3
+#: Seconds the driver waits for a Ray head that does not answer before the run ends.
+HEAD_TIMEOUT = 10.0
+#: The most ``ClusterOptions.timeout`` may be: Ray itself ends a driver whose head has
+#: been gone for 60 s (``gcs_rpc_server_reconnect_timeout_s``), before the checkpoint.
+MAX_HEAD_TIMEOUT = 45.0
+#: The driver's waits on the workers are cut into slices this long, the head asked
+#: between them.
+POLL_SECONDS = 1.0
 
 log = logging.getLogger(__name__)
+
+
+class ClusterLost(ClusterError):
+    """The cluster cannot go on (its head stopped answering, a worker kept dying or a
+    replacement never got ready): the driver's tables are those of the last round merged
+    whole, and its solver counts exactly those iterations."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +170,10 @@ class ClusterOptions:
     their sum, so that the rows every deal visits go stale for a fraction of a round (0:
     only at the round's end); ``hot_async``: those exchanges do not wait for the other
     workers (each adds, a step later, what the others had sent; the run no longer
-    repeats bit for bit)."""
+    repeats bit for bit); ``timeout``: seconds a head that does not answer is waited for,
+    when the run joins it (a port that answers in another protocol, or not at all, is
+    refused then) and whenever it goes quiet mid-run (the run then ends with
+    :class:`ClusterLost`); at most :data:`MAX_HEAD_TIMEOUT`."""
 
     address: str
     workers: int
@@ -146,6 +181,7 @@ class ClusterOptions:
     sync_iterations: int | None = None
     hot_syncs: int = 0
     hot_async: bool = False
+    timeout: float = HEAD_TIMEOUT
 
     def __post_init__(self) -> None:
         if not isinstance(self.address, str) or not self.address.strip():
@@ -165,6 +201,12 @@ class ClusterOptions:
             raise ClusterError(f"hot_async must be true or false, not {self.hot_async!r}")
         if self.hot_async and not h:
             raise ClusterError("--hot-async needs --hot-syncs: the exchanges it makes asynchronous")
+        t = self.timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= MAX_HEAD_TIMEOUT:
+            raise ClusterError(
+                f"--cluster-timeout must be more than 0 and at most {MAX_HEAD_TIMEOUT:g} seconds "
+                f"(Ray ends a driver whose head has been gone for 60 s), not {t!r}"
+            )
 
     def record(self) -> dict[str, Any]:
         """What the strategy file's training record keeps of it."""
@@ -513,6 +555,8 @@ class ClusterRunner:
         self._hot_sel: slice | np.ndarray | None = None
         self._round_key = 0
         self._closed = False
+        self._head_address: str | None = None  # the GCS's HOST:PORT, asked by _head
+        self._lost = False
         self._connect()
         try:
             self._actor_class = self.ray.remote(_Worker)
@@ -524,7 +568,48 @@ class ClusterRunner:
     # connection and workers
 
     def _connect(self) -> None:
-        self._owns_ray = connect(self.options.address, self.options.workers * self.spec.threads)
+        k = self.options
+        self._owns_ray = connect(k.address, k.workers * self.spec.threads, timeout=k.timeout)
+        self._head_address = self.ray.get_runtime_context().gcs_address
+
+    # the head's watch
+
+    def _head(self) -> None:
+        """Return once the Ray head answers; raise :class:`ClusterLost` when it has not
+        for ``options.timeout`` seconds."""
+        address, limit = self._head_address, self.options.timeout
+        if address is None:
+            return
+        since = time.monotonic()
+        while True:
+            why = head_silence(address, min(POLL_SECONDS, limit))
+            now = time.monotonic()
+            if why is None:
+                return
+            if now - since >= limit:
+                self._lost = True
+                raise ClusterLost(f"the Ray head at {address} has not answered for {limit:g} s ({why})")
+            time.sleep(min(0.2, max(0.0, since + limit - now)))
+
+    def _wait_one(self, refs: list[Any]) -> Any:
+        """The first of ``refs`` to be ready, the head asked while none is."""
+        while True:
+            done, _ = self.ray.wait(refs, num_returns=1, timeout=POLL_SECONDS)
+            if done:
+                return done[0]
+            self._head()
+
+    def _get(self, refs: Any, limit: float | None = None) -> Any:
+        """``ray.get(refs)``, the head asked while they are not ready; a
+        :class:`ClusterLost` after ``limit`` seconds."""
+        ray, t0 = self.ray, time.monotonic()
+        while True:
+            try:
+                return ray.get(refs, timeout=POLL_SECONDS)
+            except ray.exceptions.GetTimeoutError:
+                self._head()
+                if limit is not None and time.monotonic() - t0 > limit:
+                    raise ClusterLost(f"the Ray workers were not ready within {limit:g} s") from None
 
     def _new_actor(self, slot: int) -> Any:
         return self._actor_class.options(
@@ -545,17 +630,16 @@ class ClusterRunner:
 
     def _start(self, slots: Iterable[int]) -> None:
         """Start (or restart) the workers of ``slots`` and wait until each is ready."""
-        ray = self.ray
         slots = list(slots)
         for slot in slots:
             self._actors[slot] = self._new_actor(slot)
         if self.spec.abstraction is not None:
-            needs = ray.get([self._actors[s].needs_abstraction.remote() for s in slots], timeout=READY_TIMEOUT)
+            needs = self._get([self._actors[s].needs_abstraction.remote() for s in slots], READY_TIMEOUT)
             lacking = [s for s, n in zip(slots, needs) if n]
             sends = [self._actors[s].receive_abstraction.remote(self._abstraction_ref()) for s in lacking]
-            for slot, line in zip(lacking, ray.get(sends, timeout=READY_TIMEOUT)):
+            for slot, line in zip(lacking, self._get(sends, READY_TIMEOUT)):
                 self.say(f"worker {slot}: {line}")
-        infos = ray.get([self._actors[s].setup.remote() for s in slots], timeout=READY_TIMEOUT)
+        infos = self._get([self._actors[s].setup.remote() for s in slots], READY_TIMEOUT)
         for slot, info in zip(slots, infos):
             if not info["ok"]:
                 raise ClusterError(str(info["why"]))
@@ -578,15 +662,25 @@ class ClusterRunner:
         # (written between rounds) meets the rounds of the run never stopped
         step = per * self.options.workers
         nodes, first, end = 0, start, start + n
-        while first < end:
-            stop = min(end, (first // step + 1) * step)
-            nodes += self._round(first, stop - first)
-            first = stop
+        try:
+            while first < end:
+                stop = min(end, (first // step + 1) * step)
+                nodes += self._round(first, stop - first)
+                first = stop
+        except ClusterLost:
+            # the solver counts a call's iterations when it returns: it must count the
+            # rounds merged before the head was lost, and no more, for its checkpoint
+            self.solver.iterations = first
+            self.solver.nodes += nodes
+            raise
         return nodes
 
     def _round(self, start: int, n: int) -> int:
         """One round: iterations ``start .. start + n - 1``, shared by the workers."""
         ray, s = self.ray, self.solver
+        # a put into the object store of a node that went down with the head ends this
+        # process (Ray's own exit): ask first (a millisecond)
+        self._head()
         t0 = time.perf_counter()
         shares = split_shares(start, n, self.options.workers)
         regrets_ref = ray.put(s.regrets)
@@ -618,16 +712,19 @@ class ClusterRunner:
         while pending:
             # whichever worker ends first, so that a death is seen while the others wait
             # on its hot rows
-            done, _ = ray.wait(list(pending.values()), num_returns=1)
-            slot = next(k for k, r in pending.items() if r == done[0])
+            done = self._wait_one(list(pending.values()))
+            slot = next(k for k, r in pending.items() if r == done)
             ref = pending[slot]
             try:
-                results[slot] = ray.get(ref)
+                results[slot] = self._get(ref)
                 del pending[slot]
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                # a worker on the head's node dies with it: then there is nothing to
+                # replace it with, and the run ends here
+                self._head()
                 replaced[slot] = replaced.get(slot, 0) + 1
                 if replaced[slot] > MAX_REPLACEMENTS:
-                    raise ClusterError(f"worker {slot} died {replaced[slot]} times in one round; giving up") from None
+                    raise ClusterLost(f"worker {slot} died {replaced[slot]} times in one round; giving up") from None
                 why = type(exc).__name__
                 what = f"its {shares[slot][1]:,}" if hot is None else f"the round's {n:,}"
                 self.say(f"worker {slot} died ({why}); starting a replacement to run {what} iterations again")
@@ -636,11 +733,11 @@ class ClusterRunner:
                 if hot is not None:
                     # the others wait on the dead worker's hot rows: free them, then run the
                     # whole round again from the same tables under a new key
-                    ray.get(hot.abort.remote(self._round_key))
+                    self._get(hot.abort.remote(self._round_key))
                     for other, r in pending.items():
                         if other != slot:
                             try:
-                                ray.get(r)
+                                self._get(r)
                             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
                                 pass
                     self._start([slot])
@@ -650,12 +747,18 @@ class ClusterRunner:
                     continue
                 self._start([slot])
                 pending[slot] = launch(slot)
+        # all that can fail comes before the first delta is added: a run that ends here
+        # keeps the tables of the last round, not half of this one
+        for slot in sorted(results):
+            if results[slot].get("aborted"):
+                raise ClusterLost(f"worker {slot} gave up a round that no worker died in")
+        posted = None
+        if hot is not None and not wait:
+            posted = self._get(hot.take.remote(self._round_key))
         t1 = time.perf_counter()
         nodes = 0
         for slot in sorted(results):  # worker order: the sum does not depend on timing
             r = results[slot]
-            if r.get("aborted"):
-                raise ClusterError(f"worker {slot} gave up a round that no worker died in")
             dr, da = r["deltas"]
             decode_delta(s.regrets, dr)
             decode_delta(s.avg_sums, da)
@@ -668,7 +771,6 @@ class ClusterRunner:
         if hot is not None and not wait:
             # the workers' hot rows saw different shares of the others' posts; the round
             # adds all of them, summed, as the waiting exchanges do
-            posted = ray.get(hot.take.remote(self._round_key))
             if posted is not None:
                 s.regrets[self._hot_sel] = hot_start[0] + posted[0]
                 if posted[1] is not None:
@@ -692,7 +794,9 @@ class ClusterRunner:
         if getattr(self.solver, "runner", None) is self:
             self.solver.runner = None  # its own threads run it again
         ray = self.ray
-        for actor in [*self._actors, self._hot_actor]:
+        # with the head lost there is no one to ask: the job's end takes its actors
+        actors = [] if self._lost else [*self._actors, self._hot_actor]
+        for actor in actors:
             if actor is not None:
                 try:
                     ray.kill(actor)
@@ -730,6 +834,15 @@ def worker_spec(
         abstraction=abstraction,
         digests=digests,
     )
+
+
+def check_head(options: ClusterOptions) -> None:
+    """Refuse, in one line (:class:`ClusterError`), a run whose Ray is not installed or
+    whose address no Ray head answers at within ``options.timeout`` seconds: called
+    before a run's setup, which may build or compile for minutes first."""
+    ray = import_ray()
+    if not ray.is_initialized() and options.address not in ("local", "auto"):
+        probe_head(options.address, options.timeout)
 
 
 def start_cluster(

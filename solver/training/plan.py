@@ -15,7 +15,12 @@ A plan puts together
   away, so the run's tables never see it); with both budgets the sooner end counts;
 * the **writing**: checkpoints (in the loop and at the end), the metrics' table passes and
   the strategy file, each scaled from the table's size (:data:`CHECKPOINT_S_PER_BYTE`,
-  :data:`STRATEGY_S_PER_ENTRY`, :data:`STATS_S_PER_BYTE`).
+  :data:`STRATEGY_S_PER_ENTRY`, :data:`STATS_S_PER_BYTE`);
+* the **compiling** still to come where numba's cache is cold (the first run on a
+  machine, or after an edit of a kernel's file): the training kernels' in a dry run that
+  has not compiled them (:data:`COMPILE_SECONDS`), and the exact evaluation's walk kernel
+  (:data:`EVALUATION_COMPILE_SECONDS`), both measured; the caller says which are cold
+  (:func:`poker._compile.cold`).
 
 What it cannot predict honestly it names instead of guessing: the exact evaluations of a
 small game (during the loop and at the end: an exact best response, whose cost depends on
@@ -37,6 +42,9 @@ from .memory import MemoryEstimate, format_bytes
 __all__ = [
     "CHECKPOINT_S_PER_BYTE",
     "CHECKPOINT_TEMP_BYTES",
+    "COMPILE_SECONDS",
+    "DEFAULT_COMPILE_SECONDS",
+    "EVALUATION_COMPILE_SECONDS",
     "PILOT_SECONDS",
     "PILOT_SHARE",
     "QUANTIZED_TEMP_PER_ENTRY",
@@ -83,6 +91,28 @@ STATS_S_PER_BYTE = 1.1e-9
 #: (0.17 GiB resident measured on Linux; a full-deck run's resident memory was this
 #: above its estimate, and its peak this plus the estimate and a checkpoint's copies).
 RUNTIME_BYTES = 175 << 20
+#: Seconds numba takes to compile an algorithm's training kernels with its cache cold,
+#: by algorithm: ``solver.training.algorithms.warm_up(algorithm)`` (one thread; float32
+#: tables for the sampled ones) timed in a fresh process with NUMBA_CACHE_DIR pointing at
+#: an empty folder, on the 2-vCPU development VM while other jobs ran (load 6 to 8,
+#: 2026-12-07: cfr, cfr+ and lcfr compile the same kernel, 12 to 22 s). Algorithms not
+#: listed take :data:`DEFAULT_COMPILE_SECONDS`.
+COMPILE_SECONDS: dict[str, float] = {
+    "cfr": 22.0,
+    "cfr+": 17.0,
+    "lcfr": 12.0,
+    "cs": 6.0,
+    "pcs": 17.0,
+    "es": 24.0,
+    "os": 133.0,
+    "as": 133.0,
+    "tcfr": 191.0,
+}
+DEFAULT_COMPILE_SECONDS = 20.0
+#: ... and the exact evaluation's walk kernel (solver._kernels.root_value): the first
+#: exploitability of a Kuhn strategy in such a process took 10.9 and 12.7 s more than the
+#: second (the same VM, loaded).
+EVALUATION_COMPILE_SECONDS = 12.0
 
 
 def format_duration(seconds: float) -> str:
@@ -148,7 +178,8 @@ class TrainingPlan:
     and ``final_evaluation`` name what is not predicted. ``unknown``: why the solving
     time is unknown. ``build``: the card abstraction a dry run would build before
     anything else (:func:`abstraction.plan.plan_build`; None: none), counted in the total
-    time and the peak.
+    time and the peak. ``compile_seconds``: numba's compiling still to come (cold cache:
+    first run only), counted in the total time.
     """
 
     algorithm: str
@@ -171,6 +202,7 @@ class TrainingPlan:
     final_evaluation: bool
     unknown: str | None = None
     build: BuildPlan | None = None
+    compile_seconds: float = 0.0
 
     @property
     def training_peak_bytes(self) -> int:
@@ -201,7 +233,7 @@ class TrainingPlan:
         if self.solving_seconds is None:
             return None
         build = 0.0 if self.build is None else self.build.seconds
-        return build + self.setup_seconds + self.solving_seconds + self.writing_seconds
+        return build + self.setup_seconds + self.compile_seconds + self.solving_seconds + self.writing_seconds
 
     @property
     def rate(self) -> float | None:
@@ -238,6 +270,7 @@ class TrainingPlan:
             "peak_bytes": self.peak_bytes,
             "build_seconds": _round(self.build.seconds) if self.build is not None else None,
             "build_peak_bytes": self.build_peak_bytes if self.build is not None else None,
+            "compile_seconds": round(self.compile_seconds, 3),
         }
 
     def _solving_text(self) -> str:
@@ -272,6 +305,8 @@ class TrainingPlan:
         what.append("the strategy file")
         listed = ", ".join(what[:-1]) + " and " + what[-1] if len(what) > 1 else what[0]
         parts.append(f"{_about(self.writing_seconds)} to write {listed}")
+        if self.compile_seconds > 0:
+            parts.append(f"includes {_about(self.compile_seconds)} compiling, first run only")
         left_out = []
         if self.eval_every is not None:
             left_out.append(f"an exact evaluation every {self.eval_every:g} s of solving")
@@ -327,6 +362,7 @@ def predict(
     final_evaluation: bool,
     build: BuildPlan | None = None,
     quantized: bool = False,
+    compile_seconds: float = 0.0,
 ) -> TrainingPlan:
     """The :class:`TrainingPlan` of a run whose budgets leave ``iterations_left`` and
     ``seconds_left`` (None: no such budget): the solving time from the seconds budget or
@@ -336,7 +372,8 @@ def predict(
     gets a line every ``metrics_gap`` seconds, the table's passes at most every
     ``stats_gap``. ``unknown``: why there is no pilot where one was needed. ``build``:
     the card abstraction to build first (its own prediction). ``quantized``: the strategy
-    file's bytes are made node by node (:func:`write_memory`)."""
+    file's bytes are made node by node (:func:`write_memory`). ``compile_seconds``: the
+    compiling still to come (see the module docstring)."""
     ends: list[tuple[float, str]] = []
     if seconds_left is not None:
         ends.append((seconds_left, "seconds"))
@@ -390,5 +427,6 @@ def predict(
         final_evaluation=final_evaluation,
         unknown=unknown,
         build=build,
+        compile_seconds=compile_seconds,
     )
 

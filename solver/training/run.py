@@ -22,10 +22,12 @@ Given a :class:`~solver.training.config.TrainingConfig`, it:
    batches, so the tables never hold a batch the iteration count leaves out. After each
    batch: the exploitability every ``eval_every`` seconds of solving (an exact best
    response, :mod:`solver.evaluation.best_response`, on games whose lossless table has
-   at most :data:`EVAL_MAX_ENTRIES` entries), a checkpoint every ``checkpoint.every``
+   at most :data:`EVAL_MAX_ENTRIES` entries; a signal stops its walks within a second and
+   ends the loop there), a checkpoint every ``checkpoint.every``
    seconds, a metrics line when one is due, and a :class:`TrainingProgress` report;
 5. at the end writes the checkpoint (on a stop, or when asked for), evaluates the
-   average strategy (and the policy as stored, one byte per probability), appends the
+   average strategy (and the policy as stored, one byte per probability; SIGINT or
+   SIGTERM stops the walks within a second and the file goes out without figures), appends the
    last metrics line and writes the strategy file with its training and evaluation
    records (:func:`solver.strategy_io.save_strategy`), and returns a :class:`TrainingRun`.
 """
@@ -41,29 +43,41 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from poker._compile import cold
+from poker._stop import Interrupted
 from poker._sysinfo import available_memory_gib, rss_gib
 from poker.game import Game, load_game
 
 from ..chance import lossless_bucket_counts
 from ..evaluation.best_response import (
+    NodeProgress,
     Result,
-    WalkProgress,
     abstract_and_real_exploitability,
     abstract_exploitability,
     exploitability,
+    walks_cold,
 )
 from ..problem import Problem, check_card_abstraction, make_problem
 from ..strategy import Strategy
 from ..strategy_io import cards_record, dequantize, quantize, save_strategy
 from ..tree import Tree, build_tree, table_offsets
-from .algorithms import make_training_solver, warm_up
+from .algorithms import VECTOR_ALGORITHMS, make_training_solver, warm_up
 from .checkpoint import Checkpoint, load_checkpoint, restore_checkpoint, save_checkpoint
-from .cluster import ClusterRunner, start_cluster
+from .cluster import ClusterError, ClusterLost, ClusterRunner, check_head, start_cluster
 from .config import ABSTRACT_DEFAULTS, SEEDED, ConfigError, TrainingConfig
 from .dealt import load_training_abstraction, make_training_problem
 from .loop import StopRequest, TrainResult, stop_on_signals, table_stats, train, until_signalled
 from .memory import MemoryEstimate, check_fits, estimate_training_memory
-from .plan import PILOT_SECONDS, Pilot, TrainingPlan, pilot_rate, predict
+from .plan import (
+    COMPILE_SECONDS,
+    DEFAULT_COMPILE_SECONDS,
+    EVALUATION_COMPILE_SECONDS,
+    PILOT_SECONDS,
+    Pilot,
+    TrainingPlan,
+    pilot_rate,
+    predict,
+)
 
 if TYPE_CHECKING:
     from abstraction.build import ProgressFn
@@ -76,6 +90,7 @@ __all__ = [
     "METRICS_MIN_GAP",
     "TABLE_STATS_ENTRIES",
     "TABLE_STATS_GAP",
+    "EvaluationProgress",
     "ProgressCallback",
     "TrainingPlan",
     "TrainingProgress",
@@ -105,12 +120,28 @@ TABLE_STATS_GAP = 30.0
 
 
 @dataclass(frozen=True)
+class EvaluationProgress:
+    """Where an exact evaluation at the end of a run is (:attr:`TrainingProgress.evaluation`):
+    ``done`` of ``total`` units of its walks, (public node, board state) pairs entered
+    (:func:`solver.evaluation.best_response.walk_units`), known before the walks start;
+    ``what`` the strategy evaluated ('average strategy', or 'as stored': one byte per
+    probability); ``compiling``: the walk kernel is compiling first (numba's cache was
+    cold) and no unit is done yet."""
+
+    what: str
+    done: int
+    total: int
+    compiling: bool = False
+
+
+@dataclass(frozen=True)
 class TrainingProgress:
     """What :func:`run_training` tells its ``progress`` callback: once as the timed loop
     starts (``stage`` 'start'), after every batch ('batch'), as the final evaluation
-    begins and after each of its walks of the tree ('evaluate', ``fields`` holding
-    ``evaluating``: walks done of walks in all) and once at the end ('end', after the
-    final evaluation).
+    begins and about ten times a second while its walks run ('evaluate', with
+    ``evaluation``: the units of its walks done of those in all, and ``fields`` holding
+    ``evaluating``, the same as text) and once at the end ('end', after the final
+    evaluation).
 
     ``iterations`` and ``seconds`` (of solving) are this run's; ``iterations_budget`` and
     ``seconds_budget`` what this run may do (None: no such limit); ``unit`` is ' deals'
@@ -129,6 +160,7 @@ class TrainingProgress:
     seconds_budget: float | None
     fields: Mapping[str, str] = field(default_factory=dict)
     plan: TrainingPlan | None = None
+    evaluation: EvaluationProgress | None = None
 
 
 #: The ``progress`` argument of :func:`run_training`.
@@ -458,6 +490,39 @@ def _pilot(
     return pilot_rate(_solver(prep, problem()), left, seconds), None
 
 
+def _training_kernels(algorithm: str, form: str) -> tuple[Any, ...]:
+    """The compiled kernels :func:`~solver.training.algorithms.warm_up` compiles for
+    ``algorithm`` (``form``: that of cfr and cfr+), those it calls first."""
+    from .. import _kernels as K
+
+    if algorithm == "deep":
+        return (K.deep_traversals,)
+    if algorithm in VECTOR_ALGORITHMS:
+        if form == "history":
+            from .history_cfr import _iterations
+
+            return (_iterations, K.regret_match)
+        entry = {"pcs": K.pcs_iterations, "cs": K.cs_iterations}.get(algorithm, K.cfr_iterations)
+        return (entry, K.regret_match)
+    from . import _sampling_kernels as SK
+
+    return (SK.run_iterations, K.regret_match)
+
+
+def _compile_seconds(config: TrainingConfig, evaluates: bool) -> float:
+    """The compiling a run has still to do where numba's cache is cold: its training
+    kernels' (compiled before the loop: only a dry run's plan has them still to come) and,
+    where it ``evaluates`` exactly, the walk kernel's (measured: see
+    :data:`~solver.training.plan.COMPILE_SECONDS`)."""
+    seconds = 0.0
+    algo = config.algorithm.name
+    if cold(*_training_kernels(algo, config.algorithm.form)):
+        seconds += COMPILE_SECONDS.get(algo, DEFAULT_COMPILE_SECONDS)
+    if evaluates and walks_cold():
+        seconds += EVALUATION_COMPILE_SECONDS
+    return seconds
+
+
 def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str | None) -> TrainingPlan:
     """The plan of a prepared run, its setup timed up to now."""
     c = prep.config
@@ -482,6 +547,7 @@ def _plan(prep: _Prepared, *, dry_run: bool, pilot: Pilot | None, unknown: str |
         final_evaluation=evaluates or c.evaluation.final,
         build=prep.build,
         quantized=_quantized_file(prep.sampling is not None, c, evaluates or c.evaluation.final),
+        compile_seconds=_compile_seconds(c, evaluates or c.evaluation.final),
     )
 
 
@@ -495,6 +561,8 @@ def _setup(
     getting its stages), refuse what cannot fit, allocate, restore and compile; with
     ``pilot_seconds``, also plan (the pilot first, so its tables are gone before the run's);
     on a cluster, start the workers (``say`` gets their lines)."""
+    if config.cluster is not None:
+        check_head(config.cluster)  # an address that cannot work is refused at once
     prep = _prepare(config, build_progress=build_progress, say=say)
     problem = _problem(prep)
     pilot, unknown = None, None
@@ -532,11 +600,11 @@ def plan_training(config: TrainingConfig, *, pilot_seconds: float = PILOT_SECOND
 
 #: How a run's strategy is evaluated at the end: (abstract game or None, real game).
 #: Its threads are the run's, idle while it evaluates; the progress of its walks.
-Evaluate = Callable[[Strategy, int, "WalkProgress | None"], "tuple[Result | None, Result]"]
+Evaluate = Callable[[Strategy, int, "NodeProgress | None"], "tuple[Result | None, Result]"]
 
 
 def _real_only(
-    strategy: Strategy, threads: int, progress: WalkProgress | None = None
+    strategy: Strategy, threads: int, progress: NodeProgress | None = None
 ) -> tuple[Result | None, Result]:
     """Past the size limit a final evaluation measures the real game only: the abstract
     responder of a card abstraction walks the tree once per level of its decisions."""
@@ -544,7 +612,7 @@ def _real_only(
 
 
 def _abstract_and_real(
-    strategy: Strategy, threads: int, progress: WalkProgress | None = None
+    strategy: Strategy, threads: int, progress: NodeProgress | None = None
 ) -> tuple[Result | None, Result]:
     """Both games, on small games (exact evaluation within :data:`EVAL_MAX_ENTRIES`)."""
     return abstract_and_real_exploitability(strategy, threads=threads, progress=progress)
@@ -563,16 +631,21 @@ class _Ending:
 
 
 def _stoppable(
-    evaluate: Evaluate, strategy: Strategy, threads: int, report: Callable[[int, int], None]
+    evaluate: Evaluate, strategy: Strategy, threads: int, what: str,
+    report: Callable[[EvaluationProgress], None],
 ) -> tuple[Result | None, Result | None, int | None]:
-    """``evaluate(strategy)``, SIGINT and SIGTERM ending it after the walks under way (the
-    solving is over: its tables are what matter): the two results and ``None``, or
-    ``(None, None, signum)``. ``report(done, walks)``: progress."""
+    """``evaluate(strategy)``, SIGINT and SIGTERM ending it within a second, its walks
+    stopped at their next node (the solving is over: its tables are what matter): the two
+    results and ``None``, or ``(None, None, signum)``. ``report`` hears the walks'
+    progress (``what`` names the strategy evaluated) as it starts and about ten times a
+    second."""
+    compiling = walks_cold()
 
     def work(check: Callable[[], None]) -> tuple[Result | None, Result]:
-        def walked(done: int, walks: int) -> None:
+        def walked(done: int, total: int) -> None:
+            # a signal before the walks' stop flag was registered is seen here
             check()
-            report(done, walks)
+            report(EvaluationProgress(what, done, total, compiling and done == 0))
 
         return evaluate(strategy, threads, walked)
 
@@ -605,6 +678,7 @@ class _Session:
         self.stats_gap = _stats_gap(setup.problem.size)
         self.last_stats = -float("inf")
         self.last_ckpt = 0.0
+        self.request: StopRequest | None = None  # the loop's, while it runs
 
     def _average_strategy(self) -> Strategy:
         """The solver's average strategy; a sampled run's unaveraged rows play
@@ -629,11 +703,20 @@ class _Session:
         if self.can_eval and every > 0 and seconds - self.last_eval >= every:
             self.last_eval = seconds
             # between batches the run's threads are idle: the walks use them
-            self.result = abstract_exploitability(None, self.average(), threads=self.config.threads)
+            try:
+                self.result = abstract_exploitability(None, self.average(), threads=self.config.threads)
+            except Interrupted as exc:
+                # a signal stopped the walks (within a second): the loop ends before its
+                # next batch with that signal, as between any two batches
+                if self.request is not None:
+                    self.request.set(exc.signum)
+                return False
             return True
         return False
 
-    def report(self, stage: str, res: TrainResult, fields: dict[str, str]) -> None:
+    def report(
+        self, stage: str, res: TrainResult, fields: dict[str, str], evaluation: EvaluationProgress | None = None
+    ) -> None:
         if self.progress is not None:
             plan = self.setup.plan if stage == "start" else None
             unit = " deals" if self.setup.sampled else " it"
@@ -648,8 +731,18 @@ class _Session:
                     self.seconds_left,
                     fields,
                     plan,
+                    evaluation,
                 )
             )
+
+    def evaluating(self, res: TrainResult) -> Callable[[EvaluationProgress], None]:
+        """What reports an evaluation's progress after the loop ``res``."""
+
+        def report(e: EvaluationProgress) -> None:
+            text = f"{e.what}, {e.done:,}/{e.total:,} nodes"
+            self.report("evaluate", res, {"evaluating": text}, e)
+
+        return report
 
     def measures(self, res: TrainResult, rss: float, final: bool = False) -> dict[str, Any]:
         """A metrics line: time, counts, speeds, memory and (when due) the table's figures."""
@@ -710,6 +803,7 @@ class _Session:
         # SIGINT and SIGTERM only ask the loop to stop after the batch under way, so the
         # tables never hold a batch the iteration count leaves out
         with stop_on_signals(request=stop) as request:
+            self.request = request
             return train(
                 self.solver,
                 iterations=left,
@@ -755,10 +849,9 @@ class _Session:
         final, real, stopped = None, None, None
         if evaluate is not None:
 
-            def walked(done: int, walks: int) -> None:
-                self.report("evaluate", res, {"evaluating": f"{done}/{walks} walks"})
-
-            final, real, stopped = _stoppable(evaluate, strategy, self.config.threads, walked)
+            final, real, stopped = _stoppable(
+                evaluate, strategy, self.config.threads, "average strategy", self.evaluating(res)
+            )
             if stopped is not None:
                 evaluate = None  # nothing measured: the file goes out without figures
         last = self.measures(res, rss_gib(), final=True)
@@ -772,6 +865,24 @@ class _Session:
         )
         self.metrics.write(last["t"], last)
         return _Ending(wrote, strategy, evaluate, final, real, stopped)
+
+
+def _cluster_lost(setup: _Setup, exc: ClusterLost) -> ClusterError:
+    """A cluster run whose head stopped answering: write the checkpoint of the rounds
+    merged whole (the solver counts exactly those) and say, in one line, where it is."""
+    solver, path = setup.solver, setup.config.checkpoint_path
+    runner = setup.runner
+    assert runner is not None
+    if path is None:
+        return ClusterError(f"{exc}; the run had no checkpoint file to keep its rounds in")
+    if solver.iterations == 0:
+        return ClusterError(f"{exc}; no round had ended, so there was nothing to checkpoint")
+    # the seconds of solving are those of the rounds merged, as a batch's would be
+    save_checkpoint(path, solver, seconds=setup.done_seconds + runner.stats.round_seconds)
+    return ClusterError(
+        f"{exc}; the checkpoint {path} holds its last whole round ({solver.iterations:,} "
+        f"iterations): start the cluster again and run the same command with --resume {path}"
+    )
 
 
 def run_training(
@@ -814,7 +925,10 @@ def run_training(
     try:
         session = _Session(setup, progress)
         try:
-            res = session.loop(stop)
+            try:
+                res = session.loop(stop)
+            except ClusterLost as exc:
+                raise _cluster_lost(setup, exc) from None
             end = session.conclude(res)
         finally:
             session.metrics.close()
@@ -834,10 +948,9 @@ def run_training(
         q = dequantize(quantize(strategy.policy, sp.tree, sp.offset, list(sp.chance.n_buckets)))
         as_stored = Strategy(sp, q, strategy.iterations, strategy.algorithm)
 
-        def walked(done: int, walks: int) -> None:
-            session.report("evaluate", res, {"evaluating": f"as stored, {done}/{walks} walks"})
-
-        stored, stored_real, stopped = _stoppable(end.evaluate, as_stored, config.threads, walked)
+        stored, stored_real, stopped = _stoppable(
+            end.evaluate, as_stored, config.threads, "as stored", session.evaluating(res)
+        )
     session.report("end", res, {"expl": f"{final.mbb_per_game:.3f} mbb/g"} if final else {})
     options = solver.options() if setup.sampled or config.algorithm.name == "deep" else config.solver_options()
     training: dict[str, Any] = {

@@ -3,11 +3,11 @@ one reach vector per player over all private hands.
 
 :class:`VectorCFRSolver` holds the tables (cumulative regrets and average-strategy sums in
 the :class:`solver.problem.Problem` layout) and runs the kernels of :mod:`solver._kernels`;
-its flags choose the variant. :class:`solver.training.cfr.CFRSolver` and
-:class:`solver.training.cfr.CFRPlusSolver` fix the flags (the iteration, its papers and equations
-are in :mod:`solver.training.cfr`), and :class:`solver.training.history_cfr.HistoryCFRSolver` keeps its
-tables and policies but replaces :meth:`VectorCFRSolver.iterate` with one scalar walk per
-deal.
+its flags choose the variant. :class:`solver.training.cfr.CFRSolver`,
+:class:`solver.training.cfr.CFRPlusSolver` and the discounted ones fix the flags (the
+iteration, its papers and equations are in :mod:`solver.training.cfr`), and
+:class:`solver.training.history_cfr.HistoryCFRSolver` keeps its tables and policies but
+replaces :meth:`VectorCFRSolver.iterate` with one scalar walk per deal.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Algorithm(Enum):
     CFR = "cfr"
     CFR_PLUS = "cfr+"
     LINEAR_CFR = "lcfr"
+    DISCOUNTED_CFR = "dcfr"
     PUBLIC_CHANCE_SAMPLING = "pcs"
     CHANCE_SAMPLING = "cs"
 
@@ -39,7 +40,8 @@ class VectorCFRSolver:
     ``plus``: regret-matching+ (floor cumulative regrets at 0 after each player's
     update); ``linear``: weight iteration t's average contribution by t; ``delay``:
     iterations 1..delay do not enter the average; ``discount``: weight iteration t's
-    regrets by t too (Linear CFR).
+    regrets by t too (Linear CFR); ``dcfr``: Discounted CFR's (alpha, beta, gamma)
+    instead (its regret discount, and ``linear``'s average weights raised to gamma).
     """
 
     def __init__(
@@ -50,9 +52,17 @@ class VectorCFRSolver:
         linear: bool,
         delay: int = 0,
         discount: bool = False,
+        dcfr: tuple[float, float, float] | None = None,
     ) -> None:
         if delay < 0:
             raise ValueError(f"averaging delay {delay} must not be negative")
+        if dcfr is not None:
+            if plus or discount or not linear:
+                raise ValueError("Discounted CFR takes linear averaging, and neither plus nor discount")
+            dcfr = tuple(float(x) for x in dcfr)
+            if len(dcfr) != 3 or not all(np.isfinite(dcfr)):
+                raise ValueError(f"Discounted CFR takes three finite numbers, alpha, beta and gamma, not {dcfr}")
+        self.dcfr = dcfr
         self.problem = problem
         self.plus = bool(plus)
         self.linear = bool(linear)
@@ -67,6 +77,8 @@ class VectorCFRSolver:
     @property
     def algorithm(self) -> Algorithm:
         """The named variant."""
+        if self.dcfr is not None:
+            return Algorithm.DISCOUNTED_CFR
         if self.discount:
             return Algorithm.LINEAR_CFR
         return Algorithm.CFR_PLUS if self.plus else Algorithm.CFR
@@ -78,6 +90,11 @@ class VectorCFRSolver:
         if iterations == 0:
             return
         p, b = self.problem, self._buf
+        alpha, beta, gamma = self.dcfr if self.dcfr is not None else (1.0, 1.0, 1.0)
+        if self.dcfr is not None:
+            discount = K.DISCOUNT_DCFR
+        else:
+            discount = K.DISCOUNT_LINEAR if self.discount else K.DISCOUNT_NONE
         K.cfr_iterations(
             p.ktree,
             p.kchance,
@@ -93,7 +110,10 @@ class VectorCFRSolver:
             int(self.plus),
             K.AVG_LINEAR if self.linear else K.AVG_UNIFORM,
             self.delay,
-            K.DISCOUNT_LINEAR if self.discount else K.DISCOUNT_NONE,
+            discount,
+            alpha,
+            beta,
+            gamma,
         )
         self.iterations += int(iterations)
 
