@@ -237,3 +237,23 @@ def test_aivat_of_the_re_solving_seat(capsys, tmp_path):
         assert code == 2 and "probability 0" in out.err
     assert main(["eval", "aivat", str(log), "--strategy", str(strategy), "--resolve", "--resolve-seconds", "1"]) == 2
     assert "iteration budget" in capsys.readouterr().err
+
+
+def test_a_set_stop_ends_the_opponents_re_solves_and_its_ranges(policy):
+    """LBR hands the re-solving opponent its run's stop: once set, the opponent's next
+    re-solve (its own decision, or its range's after an action) raises Interrupted
+    instead of solving on."""
+    from poker._stop import Interrupted, Stop
+
+    options = dataclasses.replace(OPTIONS, street_starts=(0, 1))  # re-solves at once
+    stop = Stop()
+    stop.set()
+    opponent = ResolvingOpponent(policy, options)
+    opponent.start(0, 0, stop)
+    state = State.new_hand(GAME)
+    hole = _hands()[0]
+    with pytest.raises(Interrupted):
+        opponent.act(state, tuple(hole), ())
+    rng = opponent.range(_hands(), 0)
+    with pytest.raises(Interrupted):
+        rng.after(state, (), Action.call()).weights()

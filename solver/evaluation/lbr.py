@@ -376,8 +376,10 @@ class Opponent(Protocol):
     name: str
     card_blind: bool
 
-    def start(self, position: int, hand: int) -> None:
-        """A new hand in which the opponent sits at ``position``."""
+    def start(self, position: int, hand: int, stop: Stop | None = None) -> None:
+        """A new hand in which the opponent sits at ``position``; ``stop``: the run's stop
+        flag, for an opponent whose own decisions or range run long kernels (the re-solving
+        player's subgames), which then raise :class:`poker._stop.Interrupted` once set."""
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
         """Its action (``None``: it surrenders where a fold is not legal)."""
@@ -403,7 +405,7 @@ class BlindOpponent:
         self.name = name
         self.rng = random.Random(seed)
 
-    def start(self, position: int, hand: int) -> None:
+    def start(self, position: int, hand: int, stop: Stop | None = None) -> None:
         pass
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
@@ -430,7 +432,7 @@ class StrategyOpponent:
         self.counts = TranslationCounts()
         self._walk: HandWalk | None = None
 
-    def start(self, position: int, hand: int) -> None:
+    def start(self, position: int, hand: int, stop: Stop | None = None) -> None:
         self._walk = HandWalk(self.policy, position, self.seed, hand, counts=self.counts)
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
@@ -661,7 +663,7 @@ class LocalBestResponse:
         game = self.game
         opp = 1 - lbr
         opponent = self.opponent
-        opponent.start(opp, hand)
+        opponent.start(opp, hand, self._stop)
         hole = deal.holes[lbr]
         rng = opponent.range(self.hands, opp)
         state = State.new_hand(game, deal)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from poker._stop import Stop
 from poker.state import Action, State
 
 from ..evaluation.player_range import PlayerRange, _HandRows
@@ -33,10 +34,11 @@ __all__ = ["ResolvingOpponent", "resolving_range", "resolving_ranges"]
 class _DealRules(ResolvingRules):
     """:class:`ResolvingRules` over the rows of one hand (one deal's board)."""
 
-    def __init__(self, rows: _HandRows, options: ResolveOptions, position: int) -> None:
+    def __init__(self, rows: _HandRows, options: ResolveOptions, position: int, stop: Stop | None = None) -> None:
         super().__init__(rows.policy, rows.buckets)
         self._setup(options, rows.policy.game, position, rows.hands)
         self._rows = rows
+        self.stop = stop
 
     def _boards(self, state: State) -> list[tuple[tuple[int, ...], slice]]:
         return [(self._rows.board_through(state.round), slice(None))]
@@ -51,13 +53,14 @@ def _require_budget(options: ResolveOptions) -> None:
 
 
 def resolving_range(policy: TranslatedPolicy, options: ResolveOptions, hands: np.ndarray,
-                    position: int) -> PlayerRange:
+                    position: int, stop: Stop | None = None) -> PlayerRange:
     """The exact range of the re-solving player (``policy`` re-solved with ``options``) at
     ``position`` over the private hands ``hands``, from the start of a hand: the
     :class:`PlayerRange` interface (``weights``, ``after``, ``moves``,
-    ``fold_probability``) with the re-solving player's rules."""
+    ``fold_probability``) with the re-solving player's rules. ``stop``: its re-solves end
+    when set (:class:`poker._stop.Interrupted` is raised)."""
     _require_budget(options)
-    return PlayerRange(policy, hands, position, rules=lambda rows: _DealRules(rows, options, position))
+    return PlayerRange(policy, hands, position, rules=lambda rows: _DealRules(rows, options, position, stop))
 
 
 def resolving_ranges(policy: TranslatedPolicy,
@@ -89,10 +92,12 @@ class ResolvingOpponent:
         self.counts = TranslationCounts()
         self.resolve_counts = ResolveCounts()
         self._walk: ResolvingWalk | None = None
+        self._stop: Stop | None = None
 
-    def start(self, position: int, hand: int) -> None:
+    def start(self, position: int, hand: int, stop: Stop | None = None) -> None:
+        self._stop = stop  # the hand's re-solves, its own and its range's, end when it is set
         self._walk = ResolvingWalk(self.policy, position, self.seed, hand, self.options,
-                                   counts=self.counts, resolve_counts=self.resolve_counts)
+                                   counts=self.counts, resolve_counts=self.resolve_counts, stop=stop)
 
     def act(self, state: State, hole: Sequence[int], board: Sequence[int]) -> Action | None:
         assert self._walk is not None
@@ -100,7 +105,7 @@ class ResolvingOpponent:
         return action
 
     def range(self, hands: np.ndarray, position: int) -> PlayerRange:
-        return resolving_range(self.policy, self.options, hands, position)
+        return resolving_range(self.policy, self.options, hands, position, self._stop)
 
     def fold_probability(self, state: State, action: Action) -> float:
         raise TypeError("the re-solving player's fold probability comes from its range")
