@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 1
     args = parser.parse_args(args_list)
+    # whether this command owns the process (the command line's, not a call from Python):
+    # a command may then hand its work to a child process it watches (train --cluster)
+    args.own_process = argv is None
     stops = signals_stop_kernels() if args.command in _KERNEL_COMMANDS else nullcontext()
     try:
         with stops:

@@ -6,7 +6,9 @@ not a Ray head, or does not answer at all (nothing is written)."""
 from __future__ import annotations
 
 import http.server
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -144,9 +146,12 @@ def _lines(stream, into: list[str]) -> None:
 
 def test_a_lost_head_ends_the_run_with_the_checkpoint_of_its_last_whole_round(tmp_path):
     """The head of a two-node cluster killed while ``pokerbot train --cluster`` runs
-    (every one of its processes, the driver's raylet among them): the driver exits 2
+    (every one of its processes, the driver's raylet among them): the command exits 2
     within the timeout and a few seconds, not after Ray's 60-s exit, with one error line
-    naming the head and the checkpoint, and writes no strategy. The checkpoint holds
+    naming the checkpoint, and writes no strategy. The driver either sees the head go and
+    checkpoints, or is ended by Ray at once (its node's object store is the head's), and
+    then the supervising process says so and the run's last checkpoint (one a round here)
+    is kept. The checkpoint holds
     exactly the tables of the same run, undisturbed, at its iteration count, a whole
     number of rounds: no round is half in it."""
     nodes = two_nodes()
@@ -168,7 +173,7 @@ def test_a_lost_head_ends_the_run_with_the_checkpoint_of_its_last_whole_round(tm
         ray.shutdown()  # this process must not outlive the head with it
         # the same run from the command line; its first metrics line comes after its first round
         out, metrics = tmp_path / "x.strategy", tmp_path / "m.jsonl"
-        argv = [*_train_argv(head, out), "--metrics", str(metrics)]
+        argv = [*_train_argv(head, out), "--metrics", str(metrics), "--checkpoint-every", "1e-9"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "agent", *argv], cwd=ROOT, text=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -191,12 +196,21 @@ def test_a_lost_head_ends_the_run_with_the_checkpoint_of_its_last_whole_round(tm
         ckpt = tmp_path / "x.strategy.ckpt"
         lost = load_checkpoint(ckpt)
         n = lost.iterations
-        said = (
+        # Either the driver saw the head go (and checkpointed its last whole round), or Ray
+        # ended it at once as the object store of its node, the head's, went away (then the
+        # supervising process says so, and the checkpoint of its last round is the one kept)
+        seen = (
             f"pokerbot train: error: the Ray head at {head} has not answered for {TIMEOUT} s (",
             f"; the checkpoint {ckpt} holds its last whole round ({n:,} iterations): start the "
             f"cluster again and run the same command with --resume {ckpt}",
         )
-        assert err[-1].startswith(said[0]) and err[-1].endswith(said[1]), err
+        ended = (
+            "pokerbot train: error: the training process ended with status 1 without a word (Ray ends a "
+            "driver at once when its machine's Ray node goes away, as when the head dies); ",
+            f"the checkpoint {ckpt} holds {n:,} iterations: start the cluster again and run the same "
+            f"command with --resume {ckpt}",
+        )
+        assert any(err[-1].startswith(a) and err[-1].endswith(b) for a, b in (seen, ended)), err
         # nothing else went wrong, nor did Ray say it would end the process
         assert sum("error" in line for line in err) == 1 and not any("GCS" in line for line in err), err
         assert not out.exists()
@@ -213,4 +227,59 @@ def test_a_lost_head_ends_the_run_with_the_checkpoint_of_its_last_whole_round(tm
             ray.shutdown()
         for node in list(nodes.worker_nodes):  # without its head, at once
             nodes.remove_node(node, allow_graceful=False)
+        nodes.shutdown()
+
+
+def test_the_supervising_process_passes_sigterm_on_and_names_an_abnormal_end(tmp_path):
+    """``pokerbot train --cluster`` runs the training in a child it watches: SIGTERM to the
+    command stops the child as it stops any run (checkpoint, status 143); the child
+    killed outright (as Ray ends a driver whose node's object store goes away) gives one
+    error line naming the checkpoint it left, and status 2."""
+    nodes = two_nodes()
+    proc = None
+    try:
+        out, metrics = tmp_path / "x.strategy", tmp_path / "m.jsonl"
+        ckpt = tmp_path / "x.strategy.ckpt"
+        argv = [*_train_argv(nodes.address, out), "--metrics", str(metrics), "--checkpoint-every", "1e-9"]
+
+        def start() -> tuple[subprocess.Popen[str], list[str], list[int]]:
+            metrics.unlink(missing_ok=True)
+            p = subprocess.Popen([sys.executable, "-m", "agent", *argv], cwd=ROOT, text=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+            err: list[str] = []
+            threading.Thread(target=_lines, args=(p.stderr, err), daemon=True).start()
+            deadline = time.monotonic() + 180  # a cold start compiles the kernels on the workers
+            while not (metrics.exists() and metrics.read_text().strip()):
+                assert p.poll() is None and time.monotonic() < deadline, err
+                time.sleep(0.02)
+            kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(p.pid)], capture_output=True,
+                                  text=True).stdout.split()
+            return p, err, [int(k) for k in kids]
+
+        proc, err, kids = start()
+        assert len(kids) == 1  # the training process, under the one the user started
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM, err
+        time.sleep(0.2)  # the reader's last lines
+        assert err[-1].startswith("pokerbot train: stopped by SIGTERM after "), err
+        done = load_checkpoint(ckpt).iterations
+        assert done > 0
+
+        argv += ["--resume", str(ckpt)]
+        proc, err, kids = start()
+        os.kill(kids[0], signal.SIGKILL)
+        assert proc.wait(timeout=60) == 2, err
+        time.sleep(0.2)
+        n = load_checkpoint(ckpt).iterations
+        assert n >= done
+        assert err[-1] == (
+            "pokerbot train: error: the training process ended by signal SIGKILL without a word (Ray ends a "
+            "driver at once when its machine's Ray node goes away, as when the head dies); the checkpoint "
+            f"{ckpt} holds {n:,} iterations: start the cluster again and run the same command with "
+            f"--resume {ckpt}"
+        ), err
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
         nodes.shutdown()

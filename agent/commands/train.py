@@ -12,10 +12,13 @@ plan alone (:func:`solver.training.run.plan_training`)."""
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
+import os
 import shlex
 import signal
+import subprocess
 import sys
 import textwrap
 import tomllib
@@ -42,6 +45,7 @@ from solver.training.config import (
 )
 from poker._compile import COMPILING
 from poker._sysinfo import GIB, available_memory_gib
+from solver.training.checkpoint import load_checkpoint
 from solver.training.memory import format_bytes
 from solver.training.plan import PILOT_SECONDS, PILOT_SHARE
 from solver.training.run import (
@@ -862,6 +866,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.dry_run:
         return _dry_run(config, plan_training(config), args.json)
+    if config.cluster is not None and getattr(args, "own_process", False) and not os.environ.get(_SUPERVISED):
+        return _supervise(config.checkpoint_path)
     bar = ProgressBar(enabled=not args.quiet)
     stages = StageBars(enabled=not args.quiet)  # a card abstraction built first, if any
 
@@ -909,6 +915,60 @@ def run(args: argparse.Namespace) -> int:
               f"was complete{where}, without its exploitability figures", file=sys.stderr)
         return 128 + signum
     return 0
+
+
+#: Set in the child process of a supervised cluster run (:func:`_supervise`).
+_SUPERVISED = "POKERBOT_TRAIN_SUPERVISED"
+#: The exit statuses pokerbot train ends with itself; any other is an abnormal end.
+_OWN_STATUSES = frozenset({0, 2, 130, 143})
+
+
+def _supervise(checkpoint: Path | None) -> int:
+    """Run this command again in a child process and wait for it: a Ray driver whose node's
+    object store goes away (the head's machine or Ray processes, when the driver runs
+    there, as it usually does) is ended by Ray itself at once (exit 1, nothing printed,
+    nothing written), so only a process outside it can say so in one line. The child's
+    status is passed on; an abnormal end gets one ``pokerbot train: error:`` line naming
+    the checkpoint left (the last one the run wrote: see --checkpoint-every) and status 2.
+    Ctrl-C reaches the child through the terminal's process group; SIGTERM is passed on."""
+    env = {**os.environ, _SUPERVISED: "1"}
+    child = subprocess.Popen([sys.executable, "-m", "agent", *sys.argv[1:]], env=env,
+                             preexec_fn=_die_with_parent)  # fmt: skip
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child has it, and stops on it
+    signal.signal(signal.SIGTERM, lambda signum, frame: child.send_signal(signum))
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if status in _OWN_STATUSES:
+        return status
+    how = f"by signal {signal.Signals(-status).name}" if status < 0 else f"with status {status}"
+    print(f"pokerbot train: error: the training process ended {how} without a word (Ray ends a driver at "
+          f"once when its machine's Ray node goes away, as when the head dies); {_kept(checkpoint)}",
+          file=sys.stderr, flush=True)
+    return 2
+
+
+def _die_with_parent() -> None:
+    """In the child before it runs (Linux): be sent SIGTERM if the supervising process dies."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _kept(checkpoint: Path | None) -> str:
+    """What an abnormally ended run left: its last checkpoint, and how to go on."""
+    if checkpoint is None or not checkpoint.exists():
+        return "it had written no checkpoint (--checkpoint-every T writes one every T seconds of solving)"
+    try:
+        iterations = load_checkpoint(checkpoint).iterations
+    except ValueError as exc:
+        return f"its checkpoint {checkpoint} does not read ({exc})"
+    return (f"the checkpoint {checkpoint} holds {iterations:,} iterations: start the cluster again and run "
+            f"the same command with --resume {shlex.quote(str(checkpoint))}")
 
 
 def _dry_run(config: TrainingConfig, plan: TrainingPlan, as_json: bool) -> int:
