@@ -34,7 +34,7 @@ from solver.training.algorithms import solve
 from solver.chance import lossless_bucket, lossless_indexer
 from solver.evaluation._terminal import PairValues
 import solver.evaluation.head_to_head as h2h_mod
-from solver.evaluation.head_to_head import (ALL_BOARDS_MAX, H2HResult, _board_at, all_boards, board_value,
+from solver.evaluation.head_to_head import (ALL_BOARDS_MAX, H2HResult, board_at, all_boards, board_value,
                                             head_to_head, n_boards)
 from solver.play.policy import HandWalk, TranslatedPolicy
 from solver.problem import make_problem
@@ -284,10 +284,10 @@ def test_two_betting_abstractions_on_leduc_nolimit():
 
 def test_board_sampling():
     game = load_game("leduc.nolimit.2p")
-    assert all(_board_at(game, i) == bd for i, bd in enumerate(all_boards(game)))
+    assert all(board_at(game, i) == bd for i, bd in enumerate(all_boards(game)))
     short = load_game("holdem.nolimit.2p.short20")
     assert n_boards(short) == 20 * 19 * 18
-    assert [_board_at(short, i) for i in (0, 1, 6839)] == [all_boards(short)[i] for i in (0, 1, 6839)]
+    assert [board_at(short, i) for i in (0, 1, 6839)] == [all_boards(short)[i] for i in (0, 1, 6839)]
     a = _random_policy(game, "1p,a", seed=1)
     b = _random_policy(game, "0.5p,1p,2p,a", seed=2)
     full = head_to_head(a, b, game)
@@ -385,12 +385,12 @@ def short20_every_board() -> tuple[TranslatedPolicy, TranslatedPolicy, H2HResult
 
 
 def _served(values: dict[tuple[int, ...], float]) -> Callable[..., Iterator[tuple[float, float, int]]]:
-    """A stand-in for head_to_head's evaluation of the chosen boards (``_evaluate``) that
+    """A stand-in for head_to_head's evaluation of the chosen boards (``evaluate_boards``) that
     serves stored board values: ``(v, -v, 0)`` makes a board's value ``(v - (-v)) / 2``,
     ``v`` exactly. The draw of the boards and the interval stay head_to_head's own."""
 
-    def evaluate(a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]],
-                 jobs: int, **_: Any) -> Iterator[tuple[float, float, int]]:
+    def evaluate(work: Any, prepare: Any, chosen: list[tuple[int, ...]], jobs: int,
+                 **_: Any) -> Iterator[tuple[float, float, int]]:
         for board in chosen:
             yield values[board], -values[board], 0
 
@@ -412,7 +412,7 @@ def test_sampled_interval_covers_the_value_of_every_board(short20_every_board, m
     game = a.game
     truth = every.mbb_per_game
     walked = head_to_head(a, b, game, boards=DRAW_BOARDS, seed=0)
-    monkeypatch.setattr(h2h_mod, "_evaluate", _served(dict(zip(all_boards(game), every.board_values))))
+    monkeypatch.setattr(h2h_mod, "evaluate_boards", _served(dict(zip(all_boards(game), every.board_values))))
     draws = [head_to_head(a, b, game, boards=DRAW_BOARDS, seed=s) for s in range(DRAWS)]
     # the stored values are what walking the drawn boards again gives
     assert draws[0].board_values == pytest.approx(walked.board_values, rel=1e-9, abs=1e-12)
@@ -539,7 +539,7 @@ def test_boards_share_a_walk_short20(monkeypatch):
     game = a.game
     res = head_to_head(a, b, game, boards=5, seed=11)
     rng = np.random.default_rng(11)  # head_to_head's draw of the boards
-    boards = [_board_at(game, int(i)) for i in rng.choice(n_boards(game), size=5, replace=False)]
+    boards = [board_at(game, int(i)) for i in rng.choice(n_boards(game), size=5, replace=False)]
     _check_against_one_board(a, b, game, res, boards)
 
 

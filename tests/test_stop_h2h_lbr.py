@@ -103,7 +103,7 @@ def test_a_walk_counts_its_share_done_to_exactly_one() -> None:
     done; the nodes counted are the shared walk's."""
     f = open_strategy(ROOT / SHORT20)
     a = translated(f)
-    chunk = [h2h_mod._board_at(a.game, i) for i in (5, 4321)]
+    chunk = [h2h_mod.board_at(a.game, i) for i in (5, 4321)]
     watch = h2h_mod._Watch()
     out = h2h_mod._both_seatings(a, a, a.game, chunk, h2h_mod._chunk_buckets(a, a, a.game, chunk), watch)
     assert out is not None and len(out) == 2

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from poker._compile import COMPILING
 from poker.game import load_game
@@ -24,14 +23,11 @@ from solver.evaluation.best_response import Result, abstract_and_real_exploitabi
 from solver.strategy_io import cards_record, describe_cards, load_strategy
 from solver.training.run import load_abstraction
 
-from ..players import PlayerSpec, open_for_play
 from ..progress import Progress
-from ..strategy_player import StrategyPlayer
 from .eval_aivat import register_aivat
+from .eval_h2h import register_h2h
 from .eval_lbr import register_lbr
-from .eval_png import add_png_option, check_png, write_png
 from .options import UserError, add_resolve_options, positive_int, resolve_spec
-from .strategy_tables import add_tables_option
 
 
 #: An evaluation's independent walks: two best responses and the profile's value.
@@ -96,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=run)
-    _register_h2h(what)
+    register_h2h(what)
     _register_translated(what)
     register_lbr(what)
     register_aivat(what)
@@ -169,116 +165,6 @@ def run(args: argparse.Namespace) -> int:
         print(_line("abstract game", abstract))
         print(_line("real game", real))
     print(f"value of the profile to P0 {real.value:+.6f} chips/game")
-    return 0
-
-
-def _register_h2h(what: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``h2h`` action: two strategy files against each other, exactly."""
-    h = what.add_parser(
-        "h2h",
-        help="exact head-to-head value of strategy A against strategy B",
-        description=(
-            "Expected value of A against B in the real game, each played through action "
-            "translation (their card and betting abstractions may differ), averaged over "
-            "both seatings, in mbb/g. Computed exactly for every final board evaluated: "
-            "every hand pair, every real action either player takes and every translation "
-            "draw, with their probabilities (no hands are sampled). Without --boards every "
-            "final board is evaluated and the value is exact; with --boards N, N final boards "
-            "are sampled uniformly (without replacement) and the 95% interval is over boards."
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=(
-            "examples:\n"
-            "  pokerbot eval h2h strategies/leduc.nolimit.2p.strategy other.strategy\n"
-            "  pokerbot eval h2h strategies/holdem.nolimit.2p.short20.strategy s20.strategy --boards 50 --json\n"
-            "JSON (last line): mbb_per_game, ci95 [low, high], chips_per_game, exact, "
-            "seat_values (A's chips in position 0 and 1), boards, boards_total, seconds."
-        ),
-    )
-    h.add_argument("a", metavar="A", help="strategy file of player A")
-    h.add_argument("b", metavar="B", help="strategy file of player B (the same game)")
-    h.add_argument("--boards", type=int, metavar="N",
-                   help="sample N final boards (default: every board, exact)")
-    h.add_argument("--seed", type=int, default=0, help="seed of the board sample (default 0)")
-    h.add_argument("--mapping", default="pseudo_harmonic",
-                   help="action translation of both players (default pseudo_harmonic)")
-    h.add_argument("--jobs", type=int, default=1, metavar="K",
-                   help="evaluate boards in K worker processes (same result as 1; default 1)")
-    add_tables_option(h, "auto")
-    add_png_option(h, "boards")
-    h.add_argument("--quiet", action="store_true", help="no progress bar")
-    h.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    h.set_defaults(func=run_h2h)
-
-
-def run_h2h(args: argparse.Namespace) -> int:
-    """Compute and print A's head-to-head value against B."""
-    from poker._compile import COMPILING
-    from solver.evaluation.head_to_head import ALL_BOARDS_MAX, head_to_head, kernels_cold, n_boards
-
-    check_png(args.png)
-    if args.boards is not None and args.boards < 1:
-        raise UserError(f"--boards must be at least 1, got {args.boards}")
-    if args.jobs < 1:
-        raise UserError(f"--jobs must be at least 1, got {args.jobs}")
-    players: dict[PlayerSpec, StrategyPlayer] = {}
-    try:
-        specs = [PlayerSpec.parse(f, tables=args.tables, mapping=args.mapping, bots=(), bare_files=True)
-                 for f in (args.a, args.b)]
-        for spec in specs:
-            if spec not in players:  # A against itself: the file opened once
-                player = open_for_play(spec, quiet=args.json)
-                assert isinstance(player, StrategyPlayer)
-                players[spec] = player
-    except ValueError as exc:  # a bad spec or file (StrategyFileError), a table build that cannot run
-        raise UserError(str(exc)) from None
-    pa, pb = players[specs[0]], players[specs[1]]
-    fa, fb = pa.strategy, pb.strategy
-    if fa.game != fb.game:
-        raise UserError(
-            f"the files are for different games: {args.a} for {fa.game.name or 'one game'}, "
-            f"{args.b} for {fb.game.name or 'another'}"
-        )
-    total = n_boards(fa.game)
-    if args.boards is None and total > ALL_BOARDS_MAX:
-        raise UserError(
-            f"{fa.game.name} has {total:,} final boards, too many to evaluate every one: sample "
-            "them with --boards N (the interval is over boards)"
-        )
-    a, b = pa.policy, pb.policy
-    todo = total if args.boards is None else min(args.boards, total)
-    bar = Progress(todo, "h2h", unit=" boards", enabled=not args.quiet)
-    compiling = kernels_cold()
-    if compiling:
-        bar.phase(COMPILING)
-
-    def walking(done: float, _total: int, nodes: int) -> None:
-        # boards done count the chunk under way by its nodes, so the bar moves within a walk
-        nonlocal compiling
-        if compiling and not kernels_cold():
-            compiling = False
-            bar.phase(None)
-        bar.update(done, nodes=f"{nodes:,}")
-
-    try:
-        res = head_to_head(a, b, fa.game, boards=args.boards, seed=args.seed, jobs=args.jobs, walking=walking)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    finally:
-        bar.close()
-    write_png(args.png, np.asarray(res.board_values) * 1000.0 / fa.game.big_blind,
-              title=f"{Path(args.a).name} vs {Path(args.b).name}", xlabel="boards", label="A's winnings")
-    if args.json:
-        doc = {"a": str(args.a), "b": str(args.b), "mapping": args.mapping, "seed": args.seed, **res.to_dict()}
-        print(json.dumps(doc))
-        return 0
-    lo, hi = res.ci95
-    how = "all boards, exact" if res.exact else f"{res.boards:,} of {res.boards_total:,} boards sampled"
-    print(f"{res.game}: {args.a} vs {args.b} ({how})")
-    print(f"A vs B: {res.mbb_per_game:+.3f} mbb/g  95% [{lo:+.3f}, {hi:+.3f}]  "
-          f"({res.chips_per_game:+.6f} chips/game; A in position 0 {res.seat_values[0]:+.6f}, "
-          f"in position 1 {res.seat_values[1]:+.6f})")
-    print(f"boards {res.boards:,}  seconds {res.seconds:.2f} ({res.seconds_per_board:.3f} per board)")
     return 0
 
 

@@ -6,7 +6,10 @@ street's cards into the rows and summing values back, and the per-hand terminal 
 from __future__ import annotations
 
 import math
+import weakref
+from collections import OrderedDict
 from itertools import combinations, permutations
+from typing import Any
 
 import numpy as np
 
@@ -39,13 +42,26 @@ class CardLayer:
     checks), and cuts the 20-card river's 6,840 boards to a few hundred.
 
     ``through``: the last street laid out (a depth-limited walk's; None: every street).
-    A later street has no boards, and terminal sums exist for folds only."""
+    A later street has no boards, and terminal sums exist for folds only.
+
+    ``fixed = (street, board)``: from the start of the hand, but with the board dealt
+    through ``street`` given: each street up to it has the one board (its prefix of
+    ``board``), every row of a hand that holds one of ``board``'s cards is dead from the
+    first street on (the hands are dealt knowing it), the later streets are enumerated,
+    and values are per deal of the rest (the hands and the later cards) given ``board``:
+    the mean over every such board of the values is the game's (a sampled head-to-head's
+    unit, :mod:`solver.resolve.h2h`)."""
 
     def __init__(self, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None,
-                 through: int | None = None) -> None:
+                 through: int | None = None, fixed: tuple[int, tuple[int, ...]] | None = None) -> None:
         if game.num_players != 2:
             raise ValueError(f"real best response is for 2 players, the game has {game.num_players}")
-        if root is not None:
+        if fixed is not None and (root is not None or through is not None):
+            raise ValueError("a fixed board is for a walk of the whole hand")
+        if fixed is not None and len(fixed[1]) != game.board_cards_through(fixed[0]):
+            raise ValueError(f"board {fixed[1]} does not hold the {game.board_cards_through(fixed[0])} cards "
+                             f"dealt through street {fixed[0]}")
+        if root is not None or fixed is not None:
             symmetric = False  # one root board: nothing to merge before it
         deck = deck_cards(game.num_ranks, game.num_suits)
         k = game.num_hole_cards
@@ -93,6 +109,20 @@ class CardLayer:
                 self.mult.append(np.ones(len(boards)))
                 self.weight.append(1.0)
                 prev, prev_stab = (boards, stabs) if boards else (prev, prev_stab)
+                continue
+            if fixed is not None and s <= fixed[0]:
+                # the given board: one board a street, its hands dealt knowing all of it
+                board = tuple(fixed[1][: game.board_cards_through(s)])
+                arr = np.array(fixed[1], dtype=np.int64).reshape(1, -1)
+                live = ~(held[None, :, :, None] == arr[:, None, None, :]).any(axis=(2, 3))
+                left = len(deck) - arr.shape[1]
+                self.boards.append([board])
+                self.parent.append(np.zeros(1, dtype=np.int64))
+                self.orbits.append([[np.arange(self.n_hands)]])
+                self.live.append(live.astype(np.float64).ravel())
+                self.mult.append(np.ones(1))
+                self.weight.append(1.0 / (math.comb(left, k) * math.comb(left - k, k)))
+                prev, prev_stab = [board], [[0]]
                 continue
             for pi, b in enumerate(prev):
                 done: set[tuple[int, ...]] = set()
@@ -213,16 +243,39 @@ def _suit_blind(policy: TranslatedPolicy, cards: CardLayer, buckets: list[np.nda
     return True
 
 
+#: Layers from a root kept per policy (:func:`card_layer`), the least recently used
+#: dropped first: a full-deck river layer is about 60 kB, a 20-card turn's with the river
+#: enumerated about 0.5 MB.
+ROOT_LAYERS_KEPT = 64
+_ROOT_LAYERS: weakref.WeakKeyDictionary[TranslatedPolicy, OrderedDict[Any, tuple[CardLayer, list[np.ndarray]]]] = (
+    weakref.WeakKeyDictionary())
+
+
 def card_layer(
     policy: TranslatedPolicy, game: Game, symmetric: bool = True, root: tuple[int, tuple[int, ...]] | None = None,
     through: int | None = None,
 ) -> tuple[CardLayer, list[np.ndarray]]:
     """The card layer of a walk against ``policy`` (one board per suit class where its
     buckets allow, :func:`_suit_blind`, and ``symmetric`` asks; ``root`` and ``through``:
-    see :class:`CardLayer`) and the player's bucket of every row, per street."""
+    see :class:`CardLayer`) and the player's bucket of every row, per street. A layer
+    from a ``root`` is kept for the policy (the last :data:`ROOT_LAYERS_KEPT`): a
+    re-solve's alternatives walk from its root, and the exact evaluations re-solve many
+    histories on the same board (neither the layer nor the buckets are changed by a
+    walk)."""
     if root is not None:
+        kept = _ROOT_LAYERS.get(policy)
+        if kept is None:
+            kept = _ROOT_LAYERS[policy] = OrderedDict()
+        key = (game, int(root[0]), tuple(int(c) for c in root[1]), through)
+        got = kept.get(key)
+        if got is not None:
+            kept.move_to_end(key)
+            return got
         cards = CardLayer(game, root=root, through=through)
-        return cards, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
+        got = kept[key] = (cards, [_row_buckets(policy, cards, s) for s in range(game.num_rounds)])
+        while len(kept) > ROOT_LAYERS_KEPT:
+            kept.popitem(last=False)
+        return got
     cards = CardLayer(game, symmetric=symmetric)
     buckets = [_row_buckets(policy, cards, s) for s in range(game.num_rounds)]
     if cards.symmetric and not _suit_blind(policy, cards, buckets):

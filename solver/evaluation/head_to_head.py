@@ -69,6 +69,7 @@ down with no worker left behind.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import mmap
 import multiprocessing
@@ -103,7 +104,9 @@ __all__ = [
     "BOARDS_PER_WALK",
     "H2HResult",
     "all_boards",
+    "board_at",
     "board_value",
+    "evaluate_boards",
     "head_to_head",
     "kernels_cold",
     "n_boards",
@@ -163,21 +166,22 @@ class H2HResult:
         }
 
 
-def all_boards(game: Game) -> list[tuple[int, ...]]:
-    """Every final board in dealing order: each street's cards a combination (sorted)
-    of the cards left, so every board is equally likely. ``[()]`` without a board."""
+def all_boards(game: Game, through: int | None = None) -> list[tuple[int, ...]]:
+    """Every final board in dealing order (or every board dealt through street
+    ``through``): each street's cards a combination (sorted) of the cards left, so every
+    board is equally likely. ``[()]`` without a board."""
     deck = deck_cards(game.num_ranks, game.num_suits)
     boards: list[tuple[int, ...]] = [()]
-    for n in game.num_board_cards:
+    for n in game.num_board_cards[: None if through is None else through + 1]:
         if n:
             boards = [b + new for b in boards for new in combinations([c for c in deck if c not in b], n)]
     return boards
 
 
-def n_boards(game: Game) -> int:
-    """``len(all_boards(game))`` without listing them."""
+def n_boards(game: Game, through: int | None = None) -> int:
+    """``len(all_boards(game, through))`` without listing them."""
     left, total = game.num_ranks * game.num_suits, 1
-    for n in game.num_board_cards:
+    for n in game.num_board_cards[: None if through is None else through + 1]:
         total *= math.comb(left, n)
         left -= n
     return total
@@ -430,12 +434,12 @@ def _both_seatings(
     return list(zip(v0.tolist(), v1.tolist(), (n0 + n1).tolist()))
 
 
-def _chunks(chosen: list[tuple[int, ...]]) -> list[list[tuple[int, ...]]]:
-    """``chosen`` cut, in order, into the fewest chunks of at most :data:`BOARDS_PER_WALK`
-    boards, as even as possible (so ``jobs`` workers get even shares). The cut depends on
-    the boards alone, never on ``jobs``: the numbers are the same for every ``jobs``."""
+def _chunks(chosen: list[tuple[int, ...]], per_chunk: int = BOARDS_PER_WALK) -> list[list[tuple[int, ...]]]:
+    """``chosen`` cut, in order, into the fewest chunks of at most ``per_chunk`` boards,
+    as even as possible (so ``jobs`` workers get even shares). The cut depends on the
+    boards alone, never on ``jobs``: the numbers are the same for every ``jobs``."""
     n = len(chosen)
-    k = max(1, -(-n // BOARDS_PER_WALK))
+    k = max(1, -(-n // per_chunk))
     sizes = [n // k + (i < n % k) for i in range(k)]
     out, at = [], 0
     for size in sizes:
@@ -502,32 +506,42 @@ def head_to_head(
         # sample indices into the (never listed) sequence of boards, then decode them
         rng = np.random.default_rng(seed)
         idx = rng.choice(total, size=boards, replace=False)
-        chosen = [_board_at(g, int(i)) for i in idx]
-    n = len(chosen)
-    per_board: list[float] = []
-    seats = np.zeros(2)
-    nodes = 0
+        chosen = [board_at(g, int(i)) for i in idx]
+    work = functools.partial(_both_seatings, a, b, g)
+    prepare = functools.partial(_chunk_buckets, a, b, g)
+    rows: list[tuple[float, float, int]] = []
     # a failure or a stop closes the evaluation, which stops the workers at once
-    with stoppable(stop) as stop, closing(_evaluate(a, b, g, chosen, jobs, stop=stop, walking=walking)) as results:
-        for v0, v1, walked in results:
-            # v0: A in position 0; v1: seat 0's value with B there, so A's is -v1
-            per_board.append((v0 - v1) / 2.0)
-            seats += (v0, -v1)
-            nodes += walked
+    with stoppable(stop) as stop, closing(evaluate_boards(work, prepare, chosen, jobs, cold=kernels_cold(), stop=stop,
+                                                          walking=walking)) as results:
+        for row in results:
+            rows.append(row)
             if progress is not None:
-                progress(len(per_board), n)
+                progress(len(rows), len(chosen))
     stop.check()  # a stop after the last walk still means the caller was asked to stop
+    return summarize(g, rows, total, t0)
+
+
+def summarize(game: Game, rows: list[tuple[float, float, int]], total: int, t0: float) -> H2HResult:
+    """The result of boards evaluated in order, each ``(v0, v1, nodes)``: seat 0's value
+    with A in position 0, seat 0's value with B there (so A's is ``-v1``), the real nodes
+    walked; of ``total`` boards equally likely; ``t0``: when the evaluation started
+    (:func:`time.perf_counter`). The mean over the boards, and the 95% interval over them
+    (finite-population corrected; zero width when every board was evaluated)."""
+    per_board = [(v0 - v1) / 2.0 for v0, v1, _ in rows]
+    seats = np.array([[v0, -v1] for v0, v1, _ in rows]).sum(axis=0)
+    nodes = sum(walked for _, _, walked in rows)
+    n = len(rows)
     values = np.array(per_board)
     mean = float(values.mean())
     exact = n == total
-    mbb = 1000.0 * mean / g.big_blind
+    mbb = 1000.0 * mean / game.big_blind
     if exact or n < 2:
         half = 0.0 if exact else math.inf
     else:
         fpc = math.sqrt((total - n) / (total - 1))
-        half = 1.96 * float(values.std(ddof=1)) / math.sqrt(n) * fpc * 1000.0 / g.big_blind
+        half = 1.96 * float(values.std(ddof=1)) / math.sqrt(n) * fpc * 1000.0 / game.big_blind
     return H2HResult(
-        game=g.name,
+        game=game.name,
         chips_per_game=mean,
         mbb_per_game=mbb,
         ci95=(mbb - half, mbb + half),
@@ -554,10 +568,14 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 #: Seconds between two looks at the workers (and two redraws of the bar).
 _POLL = 0.1
 
-#: What forked workers evaluate boards against (inherited, never pickled: a policy holds
-#: its bucket function, often a lambda), with the shared stop flag and the chunks'
-#: counters (:class:`_Counters`). Set only while :func:`_evaluate`'s pool runs.
-_SHARED: tuple[TranslatedPolicy, TranslatedPolicy, Game, np.ndarray, _Counters] | None = None
+#: A chunk's work in a worker: ``work(chunk, prepared, watch)`` -> one tuple of figures
+#: per board (None once stopped), as :func:`evaluate_boards` takes it.
+Work = Callable[[list[tuple[int, ...]], Any, "_Watch"], "list[tuple[float, float, int]] | None"]
+
+#: What forked workers evaluate boards with (inherited, never pickled: a policy holds its
+#: bucket function, often a lambda), with the shared stop flag and the chunks' counters
+#: (:class:`_Counters`). Set only while :func:`evaluate_boards`'s pool runs.
+_SHARED: tuple[Work, np.ndarray, _Counters] | None = None
 
 
 def _shared(n: int, dtype: type[np.generic]) -> np.ndarray:
@@ -599,10 +617,10 @@ def _worker_start(parent: int) -> None:
             os._exit(1)
 
 
-def _job(chunk: list[tuple[int, ...]], buckets: _ChunkBuckets, slot: int) -> list[tuple[float, float, int]] | None:
+def _job(chunk: list[tuple[int, ...]], prepared: Any, slot: int) -> list[tuple[float, float, int]] | None:
     assert _SHARED is not None
-    a, b, game, flag, counters = _SHARED
-    return _both_seatings(a, b, game, chunk, buckets, counters.watch(flag, slot))
+    work, flag, counters = _SHARED
+    return work(chunk, prepared, counters.watch(flag, slot))
 
 
 class _Tally:
@@ -625,26 +643,31 @@ class _Tally:
         return self.boards_done + float(share @ self.sizes[self.done :])
 
 
-def _evaluate(
-    a: TranslatedPolicy, b: TranslatedPolicy, game: Game, chosen: list[tuple[int, ...]], jobs: int,
-    *, stop: Stop | None = None, walking: Callable[[float, int, int], None] | None = None,
+def evaluate_boards(
+    work: Work, prepare: Callable[[list[tuple[int, ...]]], Any], chosen: list[tuple[int, ...]], jobs: int,
+    *, per_chunk: int = BOARDS_PER_WALK, cold: bool = False, stop: Stop | None = None,
+    walking: Callable[[float, int, int], None] | None = None,
 ) -> Iterator[tuple[float, float, int]]:
-    """:func:`_both_seatings` of every board, in board order, a chunk of boards per walk
-    (:func:`_chunks`), the chunks on ``jobs`` processes; raises :class:`Interrupted` once
-    ``stop`` is set (``walking``: as :func:`head_to_head`'s).
+    """``work`` on every board of ``chosen``, in board order, a chunk of up to
+    ``per_chunk`` boards at a time (:func:`_chunks`), the chunks on ``jobs`` processes;
+    yields ``work``'s figures board by board; raises :class:`Interrupted` once ``stop`` is
+    set (``walking``: as :func:`head_to_head`'s). ``work(chunk, prepare(chunk), watch)``
+    evaluates a chunk both seatings (:func:`_both_seatings` for two translated players),
+    counting its share done from 0 to 2 into ``watch.done`` and returning None once
+    ``watch.flag`` is set.
 
     In this process a chunk is walked off the main thread (:func:`run_stoppable`). Workers
-    are forked, so they share the policies (and their memory-mapped tables), the stop flag
-    and the chunks' counters (:class:`_Counters`, in shared memory). While the walks' kernels are cold the first
-    chunk is walked here before the fork, so that they compile once rather than once per
-    worker, and the workers inherit them. The parent computes every chunk's buckets and
-    sends them with the chunk: bucket functions may run numba's parallel kernels, and a
-    child forked from a process that has started GNU OpenMP threads is killed when it
-    starts them again. A pool that loses a worker raises (``BrokenProcessPool``) instead
-    of waiting for it."""
+    are forked, so they share ``work``'s players (and their memory-mapped tables), the
+    stop flag and the chunks' counters (:class:`_Counters`, in shared memory). While the
+    kernels are ``cold`` the first chunk is walked here before the fork, so that they
+    compile once rather than once per worker, and the workers inherit them. The parent
+    runs ``prepare`` (the players' buckets) and sends what it gives with the chunk: bucket
+    functions may run numba's parallel kernels, and a child forked from a process that
+    has started GNU OpenMP threads is killed when it starts them again. A pool that loses
+    a worker raises (``BrokenProcessPool``) instead of waiting for it."""
     global _SHARED
     stop = Stop() if stop is None else stop
-    chunks = _chunks(chosen)
+    chunks = _chunks(chosen, per_chunk)
     counters = _Counters(len(chunks))
     tally = _Tally([len(c) for c in chunks], counters)
 
@@ -655,14 +678,13 @@ def _evaluate(
     def here(i: int) -> list[tuple[float, float, int]]:
         watch = counters.watch(stop.flag, i)
         chunk = chunks[i]
-        out = run_stoppable(lambda: _both_seatings(a, b, game, chunk, _chunk_buckets(a, b, game, chunk), watch),
-                            stop, on_poll=poll, poll=_POLL)
+        out = run_stoppable(lambda: work(chunk, prepare(chunk), watch), stop, on_poll=poll, poll=_POLL)
         assert out is not None  # a stopped walk made run_stoppable raise
         tally.finished()
         poll()
         return out
 
-    first = len(chunks) if jobs == 1 or len(chunks) < 2 else int(kernels_cold())
+    first = len(chunks) if jobs == 1 or len(chunks) < 2 else int(cold)
     for i in range(first):
         yield from here(i)
     if first == len(chunks):
@@ -690,18 +712,18 @@ def _evaluate(
             return out
 
     with stoppable(pool_stop):
-        _SHARED = (a, b, game, pool_stop.flag, counters)
+        _SHARED = (work, pool_stop.flag, counters)
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_worker_start, initargs=(os.getpid(),))
         try:
             pending: deque[Future[list[tuple[float, float, int]] | None]] = deque()
             for i in range(first, len(chunks)):
-                buckets = _chunk_buckets(a, b, game, chunks[i])
+                prepared = prepare(chunks[i])
                 # the first submit forks the workers: no stop signal may reach a child
                 # before it has its own handlers, so they wait, blocked, until then
                 blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if i == first else None
                 try:
-                    pending.append(pool.submit(_job, chunks[i], buckets, i))
+                    pending.append(pool.submit(_job, chunks[i], prepared, i))
                 finally:
                     if blocked is not None:
                         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
@@ -717,10 +739,10 @@ def _evaluate(
             _SHARED = None
 
 
-def _board_at(game: Game, index: int) -> tuple[int, ...]:
+def board_at(game: Game, index: int, through: int | None = None) -> tuple[int, ...]:
     """The ``index``-th board of :func:`all_boards` (same order), without listing them."""
     deck = deck_cards(game.num_ranks, game.num_suits)
-    sizes = [n for n in game.num_board_cards if n]
+    sizes = [n for n in game.num_board_cards[: None if through is None else through + 1] if n]
     left = len(deck)
     counts = []
     for n in sizes:

@@ -92,6 +92,9 @@ class ResolvingRules(TranslatedPlayer):
         self.to_deck = _reorder(np.asarray(rows, dtype=np.int64), self.hands)  # row -> deck row
         self.first = options.first_street if options.first_street is not None else max(game.num_rounds - 2, 0)
         self._ranges: dict[tuple[Any, ...], BlueprintRanges] = {}
+        #: the hands' buckets by (street, board), shared by every history's ranges
+        self._bucket_rows: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+        self._states: dict[tuple[Action, ...], State] = {}
         self._solutions: dict[tuple[Any, ...], Resolved] = {}
         self.resolves = 0
         self.failed = 0
@@ -110,20 +113,27 @@ class ResolvingRules(TranslatedPlayer):
         return board[: sum(self.game.num_board_cards[: street + 1])]
 
     def _replay(self, history: tuple[Action, ...]) -> State:
-        s = State.new_hand(self.game)
-        for a in history:
-            s = s.apply(a)
-        return s
+        got = self._states.get(history)
+        if got is None:
+            got = State.new_hand(self.game) if not history else self._replay(history[:-1]).apply(history[-1])
+            self._states[history] = got
+        return got
 
     def _blueprint_ranges(self, history: tuple[Action, ...], board: tuple[int, ...]) -> BlueprintRanges:
+        """The blueprint's ranges after ``history`` (``board``: the cards through the
+        street it ends on, or later), made from those one action earlier, which are kept
+        too: the same :meth:`BlueprintRanges.after` calls in the same order as a replay
+        of the whole history, so the same numbers, bit for bit."""
         key = (history, board)
         got = self._ranges.get(key)
         if got is None:
-            got = BlueprintRanges(self.policy, self.hands)
-            real = State.new_hand(self.game)
-            for a in history:
-                got.after(real, self._cards_through(board, real.round), a)
-                real = real.apply(a)
+            if not history:
+                got = BlueprintRanges(self.policy, self.hands, self._bucket_rows)
+            else:
+                before = self._replay(history[:-1])
+                cards = self._cards_through(board, before.round)
+                got = self._blueprint_ranges(history[:-1], cards).copy()
+                got.after(before, cards, history[-1])
             self._ranges[key] = got
         return got
 

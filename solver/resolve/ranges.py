@@ -41,17 +41,21 @@ class BlueprintRanges:
     :meth:`weights` gives a seat's likelihood of the history for each hand. Rows that
     hold a board card get bucket 0 (their weight is meaningless; mask them)."""
 
-    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray) -> None:
+    def __init__(self, policy: TranslatedPolicy, hands: np.ndarray,
+                 shared: dict[tuple[int, tuple[int, ...]], np.ndarray] | None = None) -> None:
         self.policy = policy
         self.hands = np.ascontiguousarray(hands, dtype=np.int64)
         n = self.hands.shape[0]
         self._states: dict[int, tuple[np.ndarray, np.ndarray]] = {0: (np.ones(n), np.ones(n))}
         self._buckets: dict[int, np.ndarray] = {}
+        #: the hands' buckets by (street, board), shared by ranges on the same boards (the
+        #: exact walks make one per history)
+        self._shared = shared
 
     def copy(self) -> BlueprintRanges:
         """The ranges as they are now, unaffected by later :meth:`after` calls."""
         other = BlueprintRanges.__new__(BlueprintRanges)
-        other.policy, other.hands = self.policy, self.hands
+        other.policy, other.hands, other._shared = self.policy, self.hands, self._shared
         other._states, other._buckets = dict(self._states), dict(self._buckets)
         return other
 
@@ -61,18 +65,28 @@ class BlueprintRanges:
 
     def _bucket_rows(self, street: int, board: Sequence[int]) -> np.ndarray:
         got = self._buckets.get(street)
-        if got is None:
-            pol = self.policy
-            b = np.asarray(board, dtype=np.int64)
-            live = ~np.isin(self.hands, b).any(axis=1)
-            got = np.zeros(self.hands.shape[0], dtype=np.int64)
-            cards = np.ascontiguousarray(np.concatenate([self.hands[live], np.tile(b, (int(live.sum()), 1))], axis=1))
-            k = self.hands.shape[1]
-            if pol.bucket_batch is not None:
-                got[live] = np.asarray(pol.bucket_batch(street, cards), dtype=np.int64)
-            else:
-                got[live] = [pol.bucket(street, r[:k], r[k:]) for r in cards.tolist()]
+        if got is None and self._shared is not None:
+            key = (street, tuple(int(c) for c in board))
+            got = self._shared.get(key)
+            if got is None:
+                self._shared[key] = got = self._compute_rows(street, board)
             self._buckets[street] = got
+        if got is None:
+            got = self._buckets[street] = self._compute_rows(street, board)
+        return got
+
+    def _compute_rows(self, street: int, board: Sequence[int]) -> np.ndarray:
+        """Each hand's bucket on ``street`` with ``board`` (0 where it holds a board card)."""
+        pol = self.policy
+        b = np.asarray(board, dtype=np.int64)
+        live = ~np.isin(self.hands, b).any(axis=1)
+        got = np.zeros(self.hands.shape[0], dtype=np.int64)
+        cards = np.ascontiguousarray(np.concatenate([self.hands[live], np.tile(b, (int(live.sum()), 1))], axis=1))
+        k = self.hands.shape[1]
+        if pol.bucket_batch is not None:
+            got[live] = np.asarray(pol.bucket_batch(street, cards), dtype=np.int64)
+        else:
+            got[live] = [pol.bucket(street, r[:k], r[k:]) for r in cards.tolist()]
         return got
 
     def after(self, state: State, board: Sequence[int], action: Action) -> None:
