@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 
 import numpy as np
@@ -164,3 +165,39 @@ def test_memory_is_predicted_and_grows_with_jobs(policies):
     two = predict_memory(Contender(policy, OPTIONS), Contender(policy), GAME, 0, 2)
     assert one.per_job > 0 and two.bytes == 2 * one.bytes
     assert "MiB" in one.text() or "GiB" in one.text()
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_cli_h2h_with_a_re_solving_player(tmp_path, capsys):
+    """``eval h2h resolve:FILE FILE``: the JSON figures are the tabulated exact walk's
+    (solver/resolve/exact.py, every board at once); --predict walks one board and
+    predicts; a seconds cap, --through without a re-solving player and a street the game
+    lacks are refused in one line each."""
+    from agent.cli import main
+    from solver.play.player import translated
+    from solver.strategy_io import open_strategy, save_strategy
+
+    path = tmp_path / "leduc.strategy"
+    save_strategy(path, solve(load_game("leduc.nolimit.2p"), "cfr+", iterations=60, betting="0.5p,1p,a"))
+    flags = ["--resolve-at", "preflop,flop", "--resolve-from", "preflop", "--resolve-iterations", "20"]
+    assert main(["eval", "h2h", f"resolve:{path}", str(path), *flags, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    policy = translated(open_strategy(path))
+    options = ResolveOptions(iterations=20, street_starts=(0, 1), first_street=0)
+    want = resolved_head_to_head(policy, options)
+    assert doc["seat_values"] == pytest.approx(list(want), abs=1e-9)
+    assert doc["exact"] and doc["through"] == 0 and doc["resolves"] > 0
+    assert doc["options"][1] is None and doc["options"][0]["iterations"] == 20
+
+    assert main(["eval", "h2h", f"resolve:{path}", str(path), *flags, "--through", "flop", "--predict"]) == 0
+    out = capsys.readouterr().out
+    assert "predicted: 6 boards" in out and "re-solves" in out and "memory" in out
+
+    for argv, words in (([f"resolve:{path}", str(path), "--resolve-seconds", "1"], "iteration budget"),
+                        ([str(path), str(path), "--through", "flop"], "re-solving player"),
+                        ([f"resolve:{path}", str(path), "--through", "river"], "streets 0 to 1")):
+        assert main(["eval", "h2h", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err

@@ -71,7 +71,8 @@ from ..evaluation.real_response import Responder, blueprint_values, responder_va
 from ..play.policy import HandWalk, TranslatedPolicy, TranslationCounts
 from . import GADGETS
 from .ranges import BlueprintRanges
-from .subgame import _CHANCE, _LEAF, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame, deck_hands
+from .subgame import (_CHANCE, _LEAF, SubgameBetting, SubgameSolver, SubgameTooBig, SubgameTree, build_subgame,
+                      deck_hands, subgame_tree)
 
 __all__ = ["GADGETS", "ResolveCounts", "ResolveOptions", "Resolved", "ResolvingWalk", "resolve_subgame"]
 
@@ -425,7 +426,7 @@ def resolve_subgame(
     # the tree first: a subgame past the limits costs no alternatives
     limit = max(1, min(opts.max_nodes, opts.max_cells // hands.shape[0]))
     try:
-        tree = build_subgame(state, betting, board, limit)
+        tree = subgame_tree(state, betting, board, limit)
     except SubgameTooBig:
         if opts.runouts < 1:
             return Resolved(None, "too_big", seconds=time.perf_counter() - t0)

@@ -60,7 +60,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 from itertools import combinations
 
 import numpy as np
@@ -77,7 +79,7 @@ from ..evaluation._terminal import HandValues, _hand_disjoint, _hand_showdown, _
 from ..evaluation.runouts import RunOuts
 
 __all__ = ["KERNELS", "SubgameBetting", "SubgameSolver", "SubgameTooBig", "SubgameTree", "build_subgame", "deck_hands",
-           "warm_up"]
+           "subgame_tree", "warm_up"]
 
 _DECISION, _FOLD, _SHOWDOWN, _CHANCE, _LEAF = 0, 1, 2, 3, 4
 #: Most complete boards a subgame may enumerate (its tree is copied per board).
@@ -503,6 +505,63 @@ def build_subgame(state: State, betting: SubgameBetting, board: Sequence[int] = 
     return tree
 
 
+#: Last-street trees kept as templates (:func:`subgame_tree`).
+TREES_KEPT = 256
+_TREES: OrderedDict[Any, SubgameTree | None] = OrderedDict()
+
+
+def subgame_tree(state: State, betting: SubgameBetting, board: Sequence[int] = (), max_nodes: int | None = None,
+                 depth_limited: bool = False) -> SubgameTree:
+    """:func:`build_subgame`, with the trees of the last street kept: there no cards
+    are to come, so the tree of a betting history is the same on every board but for its
+    one board, and the exact evaluations re-solve each history on every river. The tree
+    returned shares its lists with the kept one (neither is changed once built)."""
+    game = state.game
+    if state.round != game.num_rounds - 1:
+        return build_subgame(state, betting, board, max_nodes, depth_limited)
+    key = (game, tuple(a.action for a in state.history), betting, max_nodes, depth_limited)
+    if key in _TREES:
+        _TREES.move_to_end(key)
+        kept = _TREES[key]
+        if kept is None:
+            raise SubgameTooBig(f"the subgame has more than {max_nodes:,} nodes")
+        need = sum(game.num_board_cards)
+        cards = tuple(int(c) for c in board)
+        if len(cards) != need:
+            raise ValueError(f"street {state.round} has {need} board cards, got {len(cards)}")
+        return SubgameTree(kept.kind, kept.player, kept.state, kept.children, kept.actions, kept.board, [cards])
+    try:
+        tree = build_subgame(state, betting, board, max_nodes, depth_limited)
+    except SubgameTooBig:
+        _TREES[key] = None
+        raise
+    finally:
+        while len(_TREES) > TREES_KEPT:
+            _TREES.popitem(last=False)
+    _TREES[key] = tree
+    return tree
+
+
+#: Hand values of the last final boards kept (:func:`_hand_values`).
+HAND_VALUES_KEPT = 64
+_HAND_VALUES: OrderedDict[Any, HandValues] = OrderedDict()
+
+
+def _hand_values(game: Game, hands: np.ndarray, final_cards: np.ndarray) -> HandValues:
+    """The showdown sums of ``final_cards`` (:class:`HandValues`), kept for the last
+    :data:`HAND_VALUES_KEPT` sets of boards: the exact evaluations solve many histories'
+    subgames on the same river (it is never changed once made)."""
+    key = (game, final_cards.tobytes(), final_cards.shape)
+    got = _HAND_VALUES.get(key)
+    if got is None or got.hands.shape != hands.shape:
+        got = _HAND_VALUES[key] = HandValues(hands, final_cards)
+        while len(_HAND_VALUES) > HAND_VALUES_KEPT:
+            _HAND_VALUES.popitem(last=False)
+    else:
+        _HAND_VALUES.move_to_end(key)
+    return got
+
+
 class SubgameSolver:
     """CFR+ or Discounted CFR (``algorithm``: ``"cfr+"`` or ``"dcfr"``) on the subgame of
     ``state`` (see the module docstring) with ``ranges[p]``, a weight per hand of
@@ -563,7 +622,7 @@ class SubgameSolver:
         self._final_of = np.full(len(boards), -1, dtype=np.int64)
         self._final_of[finals] = np.arange(len(finals))
         final_cards = np.array([boards[i] for i in finals], dtype=np.int64).reshape(len(finals), game.total_board_cards)
-        self.values_of = HandValues(self.hands, final_cards if finals else None)
+        self.values_of = _hand_values(game, self.hands, final_cards) if finals else HandValues(self.hands, None)
         # the terminal pass's order: folds, then showdowns by final board
         self._folds = np.array([v for v, k in enumerate(self.tree.kind) if k == _FOLD], dtype=np.int64)
         shown = sorted((int(self._final_of[self.tree.board[v]]), v) for v, k in enumerate(self.tree.kind) if k == _SHOWDOWN)
