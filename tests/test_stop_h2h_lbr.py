@@ -47,6 +47,18 @@ def test_h2h_stops_mid_walk(jobs: int, signum: int, group: bool) -> None:
     got.check("eval", signum)
 
 
+def test_h2h_of_the_re_solving_player_stops_mid_board() -> None:
+    """The re-solving 20-card player against its blueprint, 300 final boards with the
+    river re-solved: some 10 s a board on a core (1,230 re-solves each), most of an hour
+    on two workers. Ctrl-C to the group ends the workers' re-solves and walks too."""
+    argv = ["eval", "h2h", f"resolve:{SHORT20}", SHORT20, "--resolve-at", "river", "--resolve-from", "river",
+            "--resolve-iterations", "100", "--through", "river", "--boards", "300", "--jobs", "2"]
+    got = signal_when(argv, signal.SIGINT, label="h2h", group=True)
+    assert got.match.total == 300 and got.match.seconds_left() > LONG, got.match
+    assert len(got.children) == 2, got.children
+    got.check("eval", signal.SIGINT)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c-to-the-group"])
 def test_lbr_stops_mid_match(signum: int) -> None:
     """100,000 hands against the 20-card blueprint: from 4 to 40 ms a hand on one core

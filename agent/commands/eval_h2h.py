@@ -19,7 +19,7 @@ import numpy as np
 
 from poker._compile import COMPILING
 
-from ..players import RESOLVE_PREFIX, STREET_NAMES, PlayerSpec, open_for_play
+from ..players import RESOLVE_PREFIX, STREET_NAMES, PlayerSpec, PlayerSpecError, _street, open_for_play
 from ..progress import Progress
 from ..strategy_player import StrategyPlayer
 from .eval_png import add_png_option, check_png, write_png
@@ -164,12 +164,10 @@ def run_h2h(args: argparse.Namespace) -> int:
 
 def _street_arg(text: str) -> int:
     """``--through``'s street, by name or number."""
-    w = text.strip().lower()
-    if w in STREET_NAMES:
-        return STREET_NAMES.index(w)
-    if w.isdigit():
-        return int(w)
-    raise UserError(f"--through {text!r}: a street by name ({', '.join(STREET_NAMES)}) or number")
+    try:
+        return _street(text, f"--through {text!r}")
+    except PlayerSpecError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _run_resolved(args: argparse.Namespace, pa: StrategyPlayer, pb: StrategyPlayer, options: list[Any]) -> int:

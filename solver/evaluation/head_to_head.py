@@ -106,6 +106,7 @@ __all__ = [
     "all_boards",
     "board_at",
     "board_value",
+    "check_run",
     "evaluate_boards",
     "head_to_head",
     "kernels_cold",
@@ -483,18 +484,7 @@ def head_to_head(
     ``boards`` or ``jobs`` below 1, or ``jobs`` > 1 without ``fork``.
     """
     g = game or a.game
-    if g.num_players != 2:
-        raise ValueError(f"head-to-head is for 2 players, the game has {g.num_players}")
-    for name, p in (("A", a), ("B", b)):
-        if p.game != g:
-            raise ValueError(f"player {name} was made for {p.game.name or 'another game'}, not {g.name}")
-    if boards is not None and boards < 1:
-        raise ValueError(f"boards must be at least 1, got {boards}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
-    if jobs > 1 and "fork" not in multiprocessing.get_all_start_methods():
-        raise ValueError("jobs > 1 needs the fork start method (worker processes share the policies), "
-                         "which this platform lacks: use jobs=1")
+    check_run(g, (a, b), boards, jobs)
     t0 = time.perf_counter()
     total = n_boards(g)
     if boards is None and total > ALL_BOARDS_MAX:
@@ -519,6 +509,24 @@ def head_to_head(
                 progress(len(rows), len(chosen))
     stop.check()  # a stop after the last walk still means the caller was asked to stop
     return summarize(g, rows, total, t0)
+
+
+def check_run(game: Game, policies: tuple[TranslatedPolicy, TranslatedPolicy], boards: int | None, jobs: int) -> None:
+    """Refuse (ValueError, one line) a head-to-head that cannot run: a game that is not
+    2-player, a policy made for another game, ``boards`` or ``jobs`` below 1, or ``jobs``
+    > 1 without the ``fork`` start method."""
+    if game.num_players != 2:
+        raise ValueError(f"head-to-head is for 2 players, the game has {game.num_players}")
+    for name, p in zip("AB", policies):
+        if p.game != game:
+            raise ValueError(f"player {name} was made for {p.game.name or 'another game'}, not {game.name}")
+    if boards is not None and boards < 1:
+        raise ValueError(f"boards must be at least 1, got {boards}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if jobs > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise ValueError("jobs > 1 needs the fork start method (worker processes share the policies), "
+                         "which this platform lacks: use jobs=1")
 
 
 def summarize(game: Game, rows: list[tuple[float, float, int]], total: int, t0: float) -> H2HResult:
