@@ -314,7 +314,7 @@ def _iterations(count, t0, dcfr, gadget_seat, ranges, alt, gadget_regrets, gadge
                 for h in range(n_hands):
                     x = ranges[seat, h]
                     if gadget_seat == seat:
-                        x = x * _enter(gadget_regrets, h)
+                        x = x * _gadget_sigma(gadget_regrets, h, 0)
                     root[0, h] = x
             _reach_pass(p, kind, player, kid_ptr, kids, row_off, board_of, live, regrets, reach_p, reach_o, flag, done)
             _terminal_pass(p, folds, showdowns, shown_from, player, spent, board_of, hands, order, ranks, live,
@@ -325,8 +325,8 @@ def _iterations(count, t0, dcfr, gadget_seat, ranges, alt, gadget_regrets, gadge
                 return it
             if gadget_seat == p:  # the gadget's choice, per hand: enter or take alt
                 for h in range(n_hands):
-                    s0 = _enter(gadget_regrets, h)
-                    s1 = _leave(gadget_regrets, h)
+                    s0 = _gadget_sigma(gadget_regrets, h, 0)
+                    s1 = _gadget_sigma(gadget_regrets, h, 1)
                     v = value[0, h]
                     a = alt[h]
                     got = s0 * v + s1 * a
@@ -340,21 +340,14 @@ def _iterations(count, t0, dcfr, gadget_seat, ranges, alt, gadget_regrets, gadge
 
 
 @njit(cache=True, inline="always")
-def _enter(g, h):  # pragma: no cover - compiled
-    """Regret matching's probability of entering the gadget for hand ``h`` (numpy's
-    :meth:`SubgameSolver._match` of the two rows, the same operations)."""
+def _gadget_sigma(g, h, row):  # pragma: no cover - compiled
+    """Regret matching's probability of the gadget's ``row`` (0: enter, 1: take the
+    alternative) for hand ``h`` (numpy's :meth:`SubgameSolver._match` of the two rows,
+    the same operations)."""
     a = g[0, h] if g[0, h] > 0.0 else 0.0
     b = g[1, h] if g[1, h] > 0.0 else 0.0
     t = a + b
-    return a / t if t > 0.0 else 1.0 / 2
-
-
-@njit(cache=True, inline="always")
-def _leave(g, h):  # pragma: no cover - compiled
-    a = g[0, h] if g[0, h] > 0.0 else 0.0
-    b = g[1, h] if g[1, h] > 0.0 else 0.0
-    t = a + b
-    return b / t if t > 0.0 else 1.0 / 2
+    return (a if row == 0 else b) / t if t > 0.0 else 1.0 / 2
 
 
 #: The kernels a solve runs (:func:`poker._compile.cold` of these: the first solve compiles).
